@@ -395,3 +395,73 @@ class GGUFWriter:
         with open(self.path, "wb") as f:
             f.write(b"".join(blob))
         return self.path
+
+
+# ---------------------------------------------------------------------------------------------
+# Self-test: python3 scripts/gguf_writer.py
+# ---------------------------------------------------------------------------------------------
+
+def _scalar_f16(b, i):
+    return float(np.frombuffer(bytes(b[i:i + 2]), dtype="<f2")[0])
+
+
+def _scalar_dequant_block(ggml_type, b):
+    """Element-by-element decoder of one block, written straight from the ggml formulas."""
+    y = []
+    if ggml_type == "Q8_0":
+        d = _scalar_f16(b, 0)
+        y = [d * struct.unpack("<b", bytes([b[2 + j]]))[0] for j in range(32)]
+    elif ggml_type == "Q4_0":
+        d = _scalar_f16(b, 0)
+        y = [0.0] * 32
+        for j in range(16):
+            y[j] = ((b[2 + j] & 0xF) - 8) * d
+            y[j + 16] = ((b[2 + j] >> 4) - 8) * d
+    elif ggml_type == "Q4_K":
+        d, dmin, s, qs = _scalar_f16(b, 0), _scalar_f16(b, 2), b[4:16], b[16:144]
+        for j in range(8):
+            if j < 4:
+                sc, m = s[j] & 63, s[j + 4] & 63
+            else:
+                sc = (s[j + 4] & 0xF) | ((s[j - 4] >> 6) << 4)
+                m = (s[j + 4] >> 4) | ((s[j] >> 6) << 4)
+            base, shift = 32 * (j // 2), 4 * (j % 2)
+            y += [d * sc * ((qs[base + l] >> shift) & 0xF) - dmin * m for l in range(32)]
+    elif ggml_type == "Q6_K":
+        d = _scalar_f16(b, 208)
+        y = [0.0] * 256
+        for half in range(2):
+            ql, qh = b[64 * half:], b[128 + 32 * half:]
+            sc = [struct.unpack("<b", bytes([v]))[0] for v in b[192 + 8 * half:200 + 8 * half]]
+            for l in range(32):
+                i = l // 16
+                o = 128 * half
+                y[o + l] = d * sc[i] * (((ql[l] & 0xF) | (((qh[l] >> 0) & 3) << 4)) - 32)
+                y[o + l + 32] = d * sc[i + 2] * (((ql[l + 32] & 0xF) | (((qh[l] >> 2) & 3) << 4)) - 32)
+                y[o + l + 64] = d * sc[i + 4] * (((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32)
+                y[o + l + 96] = d * sc[i + 6] * (((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32)
+    return y
+
+
+def _selftest():
+    rng = np.random.default_rng(1234)
+    x = rng.standard_normal(1024).astype(np.float32) * 3
+    x[:256] = 0.0
+    for t, tol in [("F32", 0), ("F16", 1e-3), ("BF16", 5e-3), ("Q8_0", 0.01),
+                   ("Q4_0", 0.12), ("Q4_K", 0.1), ("Q6_K", 0.03)]:
+        raw = quantize(x, t)
+        y = dequantize(raw, t, x.size)
+        rel = float(np.linalg.norm(y - x) / np.linalg.norm(x))
+        assert rel <= tol, f"{t}: relative round-trip error {rel} > {tol}"
+        if t in ("Q8_0", "Q4_0", "Q4_K", "Q6_K"):
+            _, blk, bsz = GGML_TYPES[t]
+            ref = []
+            for i in range(x.size // blk):
+                ref += _scalar_dequant_block(t, raw[i * bsz:(i + 1) * bsz])
+            assert np.allclose(np.float32(ref), y, rtol=1e-6, atol=1e-6), f"{t}: scalar decoder disagrees"
+        print(f"{t:5s} {len(raw):5d} bytes  rel err {rel:.3g}")
+    print("gguf_writer self-test passed")
+
+
+if __name__ == "__main__":
+    _selftest()
