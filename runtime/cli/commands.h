@@ -1,0 +1,31 @@
+// The verb table of the `dloop` binary and the top-level dispatcher. A new verb is a new
+// cmd_<verb>.cpp file plus one line in the table in commands.cpp. Exit codes: 0 success, 1 the
+// run or operation failed, 2 bad usage or bad input. Not thread-safe (process start-up).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace dloop::cli {
+
+constexpr int kExitOk = 0;
+constexpr int kExitFailed = 1;
+constexpr int kExitUsage = 2;
+
+struct Command {
+  const char* name;
+  const char* summary;
+  int (*run)(const std::vector<std::string>& args);  // args after the verb
+};
+
+// Verbs that work in this build, in the order --help lists them.
+const std::vector<Command>& commands();
+// Verbs of the design that are not built yet: they exit 2 saying so.
+const std::vector<Command>& planned_commands();
+
+// Runs `dloop ARGS...` (argv without the program name); returns the exit code.
+int dispatch(std::vector<std::string> args);
+
+std::string top_level_usage();
+
+}  // namespace dloop::cli
