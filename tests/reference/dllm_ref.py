@@ -219,9 +219,12 @@ class DecodeResult:
     margins: Margins = field(default_factory=Margins)
 
 
-def filter_logits(l, top_k, top_p, margins):
-    """Apply top_k then top_p (over softmax(l), sorted, ties to the lower id); others become -inf."""
-    l = l.copy()
+def filter_logits(l, top_k, top_p):
+    """Apply top_k then top_p (over softmax(l), sorted, ties to the lower id); others become -inf.
+
+    Returns (filtered logits, Margins of the two cut-offs).
+    """
+    l, margins = l.copy(), Margins()
     order = np.lexsort((np.arange(l.size), -l))          # descending logit, lower id first
     if 0 < top_k < np.isfinite(l).sum():
         margins.add_logit(l[order[top_k - 1]] - l[order[top_k]])
@@ -235,7 +238,7 @@ def filter_logits(l, top_k, top_p, margins):
         if cut > 0:
             margins.add_conf(abs(top_p - csum[cut - 1]))
         l[order[cut + 1:]] = -np.inf
-    return l
+    return l, margins
 
 
 def softmax(l):
@@ -292,16 +295,19 @@ def step_logits(model, canvas, n_prompt, opts):
 def predict(model, logits, positions, opts, rng, margins):
     """Token choice and confidence for each masked position (canvas order).
 
-    Returns {pos: (x0, conf, gap)}; gap is the token-choice margin, recorded by commit() for the positions
-    that commit, and here for all positions when a sampled x0 feeds the confidence (p[x0] at T > 0).
+    Returns {pos: (x0, conf, margins)}: the token-choice and top-k/top-p margins, recorded by commit() for
+    the positions that commit, and here for all positions when a sampled x0 feeds the confidence (p[x0] at
+    T > 0). A top-k/top-p cut-off that flips at a position that does not commit only moves its confidence by
+    the share of the boundary token; that second-order effect is not tracked.
     """
     out = {}
     alg = ALIASES.get(opts.algorithm, opts.algorithm)
     for pos in positions:
         l = logits[pos].copy()
         l[model.mask_id] = -np.inf                       # the mask id is never a candidate
-        l = filter_logits(l, opts.top_k, opts.top_p, margins)
+        l, pos_margins = filter_logits(l, opts.top_k, opts.top_p)
         x0, gap = choose_token(l, opts.temperature, rng)
+        pos_margins.add_logit(gap)
         if alg == "random":
             conf = rng.uniform()
         elif alg == "origin":
@@ -310,7 +316,7 @@ def predict(model, logits, positions, opts, rng, margins):
             conf = confidence(softmax(l), x0, alg)
         if alg == "low_confidence" and opts.temperature > 0:
             margins.add_logit(gap)
-        out[pos] = (x0, conf, gap)
+        out[pos] = (x0, conf, pos_margins)
     return out
 
 
@@ -390,7 +396,8 @@ class _Run:
     def commit(self, pred, positions):
         for pos in positions:
             self.canvas[pos] = pred[pos][0]
-            self.margins.add_logit(pred[pos][2])
+            self.margins.add_logit(pred[pos][2].logit)
+            self.margins.add_conf(pred[pos][2].confidence)
         if self.opts.eos_stop and eos_stopped(self.canvas, self.n_prompt, self.end, self.model):
             self.stopped = True
 

@@ -94,8 +94,8 @@ def case(name, model, desc, prompt=0, seeded=False, need=None, **opts):
 
 
 def stops_early(r, opts):
-    """The answer stopped on EOS with forward passes saved."""
-    return r.stopped_by_eos and len(r.output) < opts.gen_length - 2 and r.steps < opts.steps
+    """The answer stopped on EOS after at least 3 tokens, saving at least 2 steps."""
+    return r.stopped_by_eos and 3 <= len(r.output) < opts.gen_length - 2 and r.steps <= opts.steps - 2
 
 
 def commits_several(r, opts):
@@ -146,8 +146,8 @@ CASES = [
     # Dream eps schedule
     case("dream_origin_greedy", "dream-f32.gguf", "origin, greedy tokens, random positions",
          seeded=True, schedule="eps", gen_length=16, steps=8, algorithm="origin"),
-    case("dream_origin_temperature", "dream-f32.gguf", "origin with T = 0.5, top_p 0.95",
-         seeded=True, schedule="eps", gen_length=16, steps=16, algorithm="origin", temperature=0.5, top_p=0.95),
+    case("dream_origin_temperature", "dream-f32.gguf", "origin with T = 0.5, top_p 0.9",
+         seeded=True, schedule="eps", gen_length=16, steps=16, algorithm="origin", temperature=0.5, top_p=0.9),
     case("dream_maskgit_plus", "dream-f32.gguf", "maskgit_plus greedy",
          schedule="eps", gen_length=16, steps=8, algorithm="maskgit_plus"),
     case("dream_topk_margin", "dream-f32.gguf", "topk_margin greedy",
