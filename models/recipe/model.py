@@ -48,12 +48,16 @@ def apply_rope(x, cos, sin):
     return torch.cat([a * cos - b * sin, a * sin + b * cos], dim=-1)
 
 
-def attention(q, k, v, key_mask):
-    """Bidirectional softmax attention; key_mask (B, 1, 1, L) is False for padding keys."""
-    scores = (q @ k.transpose(-1, -2)) * q.shape[-1] ** -0.5
-    if key_mask is not None:
-        scores = scores.masked_fill(~key_mask, float("-inf"))
-    return scores.softmax(-1) @ v
+def attention(q, k, v, key_bias):
+    """Bidirectional softmax attention; key_bias (B, 1, 1, L) is -inf for padding keys, or None."""
+    B, H, L, D = q.shape
+    qf, kt = q.reshape(B * H, L, D), k.reshape(B * H, L, D).transpose(1, 2)
+    if key_bias is None:
+        scores = torch.baddbmm(qf.new_empty(B * H, L, L), qf, kt, beta=0.0, alpha=D ** -0.5)
+    else:
+        bias = key_bias.expand(B, H, L, L).reshape(B * H, L, L)
+        scores = torch.baddbmm(bias, qf, kt, alpha=D ** -0.5)
+    return (scores.softmax(-1) @ v.reshape(B * H, L, D)).view(B, H, L, D)
 
 
 class Block(nn.Module):
@@ -70,12 +74,12 @@ class Block(nn.Module):
         self.up = nn.Linear(c.dim, c.ffn, bias=False)
         self.down = nn.Linear(c.ffn, c.dim, bias=False)
 
-    def forward(self, x, cos, sin, key_mask):
+    def forward(self, x, cos, sin, key_bias):
         B, L, D = x.shape
         h = self.attn_norm(x)
         q, k, v = (m(h).view(B, L, self.heads, -1).transpose(1, 2) for m in (self.q, self.k, self.v))
         q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
-        a = attention(q, k, v, key_mask)
+        a = attention(q, k, v, key_bias)
         x = x + self.o(a.transpose(1, 2).reshape(B, L, D))
         h = self.ffn_norm(x)
         return x + self.down(F.silu(self.gate(h)) * self.up(h))
@@ -102,15 +106,19 @@ class LLaDA(nn.Module):
         if isinstance(m, (nn.Linear, nn.Embedding)):
             nn.init.normal_(m.weight, std=0.02)
 
-    def forward(self, ids, lengths=None):
-        """ids: (B, L). lengths: (B,) valid lengths; keys past them are ignored. Returns (B, L, vocab)."""
+    def hidden(self, ids, lengths=None):
+        """Final normed hidden states (B, L, dim); keys at positions >= lengths[b] are ignored."""
         B, L = ids.shape
-        key_mask = None
-        if lengths is not None:
+        key_bias = None
+        if lengths is not None and int(lengths.min()) < L:
             valid = torch.arange(L, device=ids.device)[None, :] < lengths[:, None]
-            key_mask = valid[:, None, None, :]
+            key_bias = torch.zeros(B, 1, 1, L).masked_fill(~valid[:, None, None, :], float("-inf"))
         x = self.embed(ids)
         cos, sin = self.cos[:L], self.sin[:L]
         for b in self.blocks:
-            x = b(x, cos, sin, key_mask)
-        return self.out(self.norm(x))
+            x = b(x, cos, sin, key_bias)
+        return self.norm(x)
+
+    def forward(self, ids, lengths=None):
+        """Logits (B, L, vocab)."""
+        return self.out(self.hidden(ids, lengths))

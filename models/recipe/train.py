@@ -1,0 +1,192 @@
+"""Masked-diffusion SFT of the bundled model (LLaDA recipe), on CPU, under a wall-time budget.
+
+Usage: train.py --data DIR --tokenizer TOK.json --work /var/lib/dloop-train [--max-minutes 80]
+Resumes from WORK/ckpt.pt when present; logs WORK/loss.csv; the LR follows the time budget.
+Each example: prompt (never masked) + response (assistant text, <|im_end|>, <|endoftext|> padding to --resp-len).
+Per sequence t ~ U(0,1) (stratified over the batch), p = (1-eps) t + eps, each response token masked with
+probability p; loss = sum over masked tokens of CE / p, divided by resp-len and batch size.
+"""
+import argparse
+import json
+import math
+import os
+import random
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import chat_format  # noqa: E402
+from bpe import Tokenizer  # noqa: E402
+from model import LLaDA, Config  # noqa: E402
+
+EOT_ID, MASK_ID = 0, 3
+
+
+def build_examples(path, tok, resp_len, max_prompt):
+    """[(prompt ids, response ids padded to resp_len)], dropping those that do not fit."""
+    out, dropped = [], 0
+    with open(path) as f:
+        for line in f:
+            for p, r in chat_format.sft_pairs(json.loads(line)):
+                pi, ri = tok.encode(p), tok.encode(r)
+                if len(pi) > max_prompt or len(ri) > resp_len:
+                    dropped += 1
+                    continue
+                out.append((pi, ri + [EOT_ID] * (resp_len - len(ri))))
+    return out, dropped
+
+
+def load_examples(args, tok):
+    cache = os.path.join(args.work, "examples.pt")
+    if os.path.exists(cache):
+        return torch.load(cache)
+    ex, dropped = build_examples(os.path.join(args.data, "train.jsonl"), tok, args.resp_len, args.max_prompt)
+    print("examples", len(ex), "dropped", dropped, flush=True)
+    torch.save(ex, cache)
+    return ex
+
+
+def batches_for_epoch(examples, epoch, seed, batch):
+    """Batches of similar prompt length, in a shuffled order fixed by (seed, epoch)."""
+    rng = random.Random(seed * 1000003 + epoch)
+    idx = list(range(len(examples)))
+    rng.shuffle(idx)
+    out = []
+    chunk = batch * 16
+    for s in range(0, len(idx), chunk):
+        part = sorted(idx[s:s + chunk], key=lambda i: len(examples[i][0]))
+        out += [part[j:j + batch] for j in range(0, len(part), batch) if len(part[j:j + batch]) == batch]
+    rng.shuffle(out)
+    return out
+
+
+def collate(examples, ids):
+    """(tokens (B, L), prompt lengths (B,), total lengths (B,)); padding after the response is EOT."""
+    rows = [examples[i][0] + examples[i][1] for i in ids]
+    L = max(len(r) for r in rows)
+    tokens = torch.full((len(rows), L), EOT_ID, dtype=torch.long)
+    for b, r in enumerate(rows):
+        tokens[b, :len(r)] = torch.tensor(r)
+    plen = torch.tensor([len(examples[i][0]) for i in ids])
+    tlen = torch.tensor([len(r) for r in rows])
+    return tokens, plen, tlen
+
+
+def diffusion_loss(model, tokens, plen, tlen, resp_len, gen, eps=1e-3):
+    """LLaDA SFT loss and the plain mean CE over masked tokens."""
+    B, L = tokens.shape
+    t = (torch.rand(1, generator=gen) + torch.arange(B) / B) % 1.0
+    p = (1 - eps) * t + eps
+    pos = torch.arange(L)[None, :]
+    is_resp = (pos >= plen[:, None]) & (pos < tlen[:, None])
+    masked = is_resp & (torch.rand(B, L, generator=gen) < p[:, None])
+    noisy = tokens.masked_fill(masked, MASK_ID)
+    h = model.hidden(noisy, tlen)
+    logits = model.out(h[masked])
+    ce = F.cross_entropy(logits, tokens[masked], reduction="none")
+    w = (1.0 / p)[:, None].expand(B, L)[masked]
+    loss = (ce * w).sum() / (resp_len * B)
+    return loss, ce.mean().detach(), int(masked.sum())
+
+
+def lr_at(frac, step, base, warmup):
+    warm = min(1.0, (step + 1) / warmup)
+    return base * warm * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(frac, 1.0))))
+
+
+def save(path, model, opt, state):
+    tmp = path + ".tmp"
+    torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "config": model.c.to_dict(),
+                "state": state}, tmp)
+    os.replace(tmp, path)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--data", required=True)
+    ap.add_argument("--tokenizer", required=True)
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--max-minutes", type=float, default=80)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--dim", type=int, default=256)
+    ap.add_argument("--layers", type=int, default=6)
+    ap.add_argument("--heads", type=int, default=4)
+    ap.add_argument("--ffn", type=int, default=704)
+    ap.add_argument("--batch", type=int, default=16)
+    ap.add_argument("--lr", type=float, default=1.5e-3)
+    ap.add_argument("--warmup", type=int, default=60)
+    ap.add_argument("--resp-len", type=int, default=96)
+    ap.add_argument("--max-prompt", type=int, default=416)
+    ap.add_argument("--ckpt-minutes", type=float, default=5)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--max-steps", type=int, default=0, help="stop after this many steps (0: time budget only)")
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(args.seed)
+    os.makedirs(args.work, exist_ok=True)
+    tok = Tokenizer.load(args.tokenizer)
+    examples = load_examples(args, tok)
+    cfg = Config(vocab=len(tok.tokens), dim=args.dim, layers=args.layers, heads=args.heads, ffn=args.ffn)
+    model = LLaDA(cfg)
+    opt = torch.optim.AdamW(model.parameters(), lr=args.lr, betas=(0.9, 0.95), weight_decay=0.01)
+    ckpt = os.path.join(args.work, "ckpt.pt")
+    state = {"step": 0, "elapsed": 0.0, "args": vars(args)}
+    if os.path.exists(ckpt):
+        saved = torch.load(ckpt)
+        model.load_state_dict(saved["model"])
+        opt.load_state_dict(saved["opt"])
+        state = saved["state"]
+        print("resumed at step", state["step"], "elapsed %.1f min" % (state["elapsed"] / 60), flush=True)
+    n_params = sum(p.numel() for p in model.parameters())
+    print("params %.2fM vocab %d examples %d" % (n_params / 1e6, cfg.vocab, len(examples)), flush=True)
+    log_path = os.path.join(args.work, "loss.csv")
+    if not os.path.exists(log_path):
+        with open(log_path, "w") as f:
+            f.write("step,minutes,lr,loss,masked_ce,tokens_per_s\n")
+    budget = args.max_minutes * 60
+    start = time.time() - state["elapsed"]
+    last_ckpt = time.time()
+    per_epoch = len(batches_for_epoch(examples, 0, args.seed, args.batch))
+    batches, batches_epoch = None, -1
+    while True:
+        elapsed = time.time() - start
+        step = state["step"]
+        if elapsed >= budget or (args.max_steps and step >= args.max_steps):
+            break
+        epoch, k = divmod(step, per_epoch)
+        if batches_epoch != epoch:
+            batches, batches_epoch = batches_for_epoch(examples, epoch, args.seed, args.batch), epoch
+        tokens, plen, tlen = collate(examples, batches[k])
+        gen = torch.Generator().manual_seed(args.seed * 7919 + step)
+        lr = lr_at(elapsed / budget, step, args.lr, args.warmup)
+        for g in opt.param_groups:
+            g["lr"] = lr
+        t0 = time.time()
+        loss, ce, _ = diffusion_loss(model, tokens, plen, tlen, args.resp_len, gen)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        dt = time.time() - t0
+        state["step"] = step + 1
+        state["elapsed"] = time.time() - start
+        with open(log_path, "a") as f:
+            f.write("%d,%.2f,%.6f,%.4f,%.4f,%.0f\n" % (step, state["elapsed"] / 60, lr, loss.item(), ce.item(),
+                                                     tokens.numel() / dt))
+        if step % 10 == 0:
+            print("step %d min %.1f lr %.2e loss %.4f ce %.4f tok/s %.0f" % (
+                step, state["elapsed"] / 60, lr, loss.item(), ce.item(), tokens.numel() / dt), flush=True)
+        if time.time() - last_ckpt > args.ckpt_minutes * 60:
+            save(ckpt, model, opt, state)
+            last_ckpt = time.time()
+    save(ckpt, model, opt, state)
+    torch.save({"model": model.state_dict(), "config": cfg.to_dict(), "state": state},
+               os.path.join(args.work, "final.pt"))
+    print("done: step %d, %.1f min" % (state["step"], state["elapsed"] / 60), flush=True)
+
+
+if __name__ == "__main__":
+    main()
