@@ -1,6 +1,7 @@
 """Write the committed goldens in tests/data/golden/ from the models in tests/data/models/.
 
-    /usr/bin/python3 tests/reference/make_golden.py
+    /usr/bin/python3 tests/reference/make_golden.py            # write the goldens
+    /usr/bin/python3 tests/reference/make_golden.py --check    # replay them with float32 compute
 
 Outputs (described in tests/data/golden/README.md):
   <model>.logits.f32, <model>.long.logits.f32   raw float32 logits, row-major [n_tokens][n_vocab]
@@ -29,6 +30,7 @@ GOLDEN_DIR = os.path.join(make_models.REPO, "tests", "data", "golden")
 MIN_LOGIT_MARGIN = 1e-3
 MIN_CONF_MARGIN = 1e-4
 MAX_SEED_TRIES = 400
+LOGITS_RTOL = 1e-4     # max |engine - golden| / max(1, max |golden|) for an f32 engine
 
 VOCAB = make_models.build_vocab()
 TOKENS, _, MERGES = VOCAB
@@ -261,7 +263,53 @@ def write_json(name, obj):
         f.write(to_json(obj) + "\n")
 
 
+# ---------------------------------------------------------------------------------------------
+# --check: replay the committed goldens with float32 compute (what an f32 engine does)
+# ---------------------------------------------------------------------------------------------
+
+class F32Model(Model):
+    """The reference run with float32 weights and activations, logits rounded to f32."""
+
+    def __init__(self, path):
+        super().__init__(path)
+        self.w = {k: v.astype(np.float32) for k, v in self.w.items()}
+        self.eps = np.float32(self.eps)
+
+    def forward(self, tokens):
+        return super().forward(tokens).astype(np.float32).astype(np.float64)
+
+
+def options_from_case(c):
+    """DecodeOptions for one decode_cases.json entry."""
+    keys = ("gen_length", "steps", "schedule", "block_length", "algorithm", "temperature", "top_k", "top_p",
+            "threshold", "seed", "cfg_scale", "eps", "alg_temp", "eos_stop")
+    return DecodeOptions(**{k: c[k] for k in keys})
+
+
+def check():
+    """Compare f32 compute with the committed goldens: logits within LOGITS_RTOL, decode cases exact."""
+    failures, models = 0, {}
+    load = lambda name: models.setdefault(name, F32Model(os.path.join(MODELS_DIR, name)))  # noqa: E731
+    for c in json.load(open(os.path.join(GOLDEN_DIR, "logits.json")))["cases"]:
+        ref = np.fromfile(os.path.join(GOLDEN_DIR, c["logits_file"]), dtype="<f4")
+        got = load(c["model"]).forward(c["tokens"]).reshape(-1)
+        err = float(np.max(np.abs(got - ref)) / max(1.0, float(np.max(np.abs(ref)))))
+        failures += err > LOGITS_RTOL
+        print(f"  {c['logits_file']:32s} rel err {err:.2e}")
+    for c in json.load(open(os.path.join(GOLDEN_DIR, "decode_cases.json")))["cases"]:
+        r = generate(load(c["model"]), c["prompt"], options_from_case(c))
+        ok = (r.answer, r.output, r.steps, r.forward_passes, r.stopped_by_eos) == (
+            c["expected_answer"], c["expected_output"], c["expected_steps"], c["expected_forward_passes"],
+            c["stopped_by_eos"])
+        failures += not ok
+        print(f"  {c['name']:32s} {'ok' if ok else 'MISMATCH'}")
+    print("check passed" if failures == 0 else f"check FAILED: {failures} mismatches")
+    return failures == 0
+
+
 def main():
+    if sys.argv[1:] == ["--check"]:
+        sys.exit(0 if check() else 1)
     os.makedirs(GOLDEN_DIR, exist_ok=True)
     write_logits_goldens()
     write_tokenizer_cases()
