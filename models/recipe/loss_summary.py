@@ -1,0 +1,31 @@
+"""Summarize WORK/loss.csv as a Markdown table of averages per time bucket.
+
+Usage: loss_summary.py /var/lib/dloop-train/loss.csv [--buckets 12]
+"""
+import argparse
+import csv
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("csv")
+    ap.add_argument("--buckets", type=int, default=12)
+    a = ap.parse_args()
+    rows = list(csv.DictReader(open(a.csv)))
+    total = float(rows[-1]["minutes"])
+    print("| minutes | steps | lr | loss (1/t weighted) | masked-token CE | tokens/s |")
+    print("|---|---|---|---|---|---|")
+    for b in range(a.buckets):
+        lo, hi = total * b / a.buckets, total * (b + 1) / a.buckets
+        part = [r for r in rows if lo <= float(r["minutes"]) < hi or (b == a.buckets - 1 and
+                                                                   float(r["minutes"]) == hi)]
+        if not part:
+            continue
+        mean = lambda k: sum(float(r[k]) for r in part) / len(part)  # noqa: E731
+        print("| %.0f-%.0f | %s-%s | %.2e | %.3f | %.3f | %.0f |" % (
+            lo, hi, part[0]["step"], part[-1]["step"], mean("lr"), mean("loss"), mean("masked_ce"),
+            mean("tokens_per_s")))
+
+
+if __name__ == "__main__":
+    main()

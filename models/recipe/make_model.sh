@@ -1,0 +1,28 @@
+#!/bin/sh
+# Re-create the bundled model from scratch on CPU (not part of CI):
+#   models/recipe/make_model.sh            # WORK=/var/lib/dloop-train MINUTES=80 SEED=1
+# Steps: generate data, train the BPE tokenizer, train (resumes from WORK/ckpt.pt), export
+# models/default.gguf, evaluate on the held-out split, write the golden logits in tests/data/bundled/.
+# Needs Debian's python3 with python3-torch, python3-numpy, python3-regex and libopenblas0-pthread.
+set -eu
+cd "$(dirname "$0")/../.."
+PY=/usr/bin/python3
+R=models/recipe
+WORK=${WORK:-/var/lib/dloop-train}
+MINUTES=${MINUTES:-80}
+SEED=${SEED:-1}
+TYPE=${TYPE:-F16}
+mkdir -p "$WORK/data"
+# OpenBLAS picks its own kernels; some environments force settings that make it slower.
+unset OPENBLAS_CORETYPE OPENBLAS_L2_SIZE
+
+[ -f "$WORK/data/train.jsonl" ] || $PY $R/gen_data.py --out "$WORK/data" --seed "$SEED" --train 60000 --heldout 600
+[ -f "$WORK/tokenizer.json" ] || $PY $R/bpe.py --data "$WORK/data/train.jsonl" --out "$WORK/tokenizer.json" --vocab 4096
+$PY $R/train.py --data "$WORK/data" --tokenizer "$WORK/tokenizer.json" --work "$WORK" --max-minutes "$MINUTES" \
+    --seed "$SEED"
+$PY $R/export_gguf.py --ckpt "$WORK/final.pt" --tokenizer "$WORK/tokenizer.json" --out models/default.gguf \
+    --type "$TYPE"
+$PY $R/eval.py --ckpt "$WORK/final.pt" --tokenizer "$WORK/tokenizer.json" --data "$WORK/data" --limit 200 \
+    --out "$WORK/eval-heldout.json"
+$PY $R/dump_logits.py --gguf models/default.gguf --ckpt "$WORK/final.pt" --tokenizer "$WORK/tokenizer.json" \
+    --data "$WORK/data/heldout.jsonl" --out tests/data/bundled
