@@ -23,6 +23,8 @@ int not_implemented(const char* verb) {
 
 const std::vector<Command>& commands() {
   static const std::vector<Command> table = {
+      {"generate", "generate text with a diffusion model", &cmd_generate},
+      {"bench", "measure engine performance against baselines measured in the same run", &cmd_bench},
   };
   return table;
 }
@@ -35,9 +37,7 @@ const std::vector<Command>& planned_commands() {
       DLOOP_PLANNED("runs", "list runs or show one run"),
       DLOOP_PLANNED("trace", "export or import a run's trace"),
       DLOOP_PLANNED("serve", "serve the OpenAI-compatible HTTP API and the runs API"),
-      DLOOP_PLANNED("generate", "generate text with a diffusion model"),
       DLOOP_PLANNED("validate", "check a workflow file and report every error"),
-      DLOOP_PLANNED("bench", "measure engine, kernel, tool-call and runtime performance"),
   };
   return table;
 }

@@ -1,0 +1,87 @@
+// The engine API: open a GGUF diffusion model and generate text from chat messages or a raw
+// prompt, with per-request decoding options. Results carry the text, token counts, forward
+// passes and timings.
+// Thread-safety: an Engine may be shared between threads; generate() calls are serialised (one
+// canvas at a time; cross-request batching is a separate layer).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "dloop/base/status.h"
+#include "dloop/engine/chat.h"
+#include "dloop/engine/decoding.h"
+#include "dloop/engine/gguf.h"
+#include "dloop/engine/model.h"
+#include "dloop/engine/tokenizer.h"
+
+namespace dloop::engine {
+
+struct EngineOptions {
+  std::string model_path;
+  int threads = 0;  // 0 = one per physical core
+  // Called while the weights are paged in: (bytes done, bytes total). Empty = no progress.
+  std::function<void(uint64_t, uint64_t)> on_load_progress;
+};
+
+struct GenerateRequest {
+  std::vector<ChatMessage> messages;  // rendered with the model's chat template
+  std::vector<base::Json> tools;      // tool definitions shown in the system message
+  std::string raw_prompt;             // used verbatim (special tokens parsed) when messages is empty
+  DecodeOptions decode;
+  StepObserver on_step;               // optional: called after every denoising step
+};
+
+struct Timings {
+  double tokenize_ms = 0;
+  double forward_ms = 0;   // inside the model
+  double sampling_ms = 0;  // token choice, confidence, selection
+  double total_ms = 0;
+};
+
+struct GenerateResult {
+  std::string text;                    // decoded output, special tokens not rendered
+  std::vector<int32_t> output_tokens;  // answer tokens before the first stop token
+  int64_t prompt_tokens = 0;
+  int64_t completion_tokens = 0;       // output_tokens.size()
+  int64_t steps = 0;
+  int64_t forward_passes = 0;
+  bool stopped_by_eos = false;
+  Timings timings;
+  double tokens_per_second = 0;        // completion tokens / total time
+};
+
+class Engine {
+ public:
+  // Maps the GGUF, validates it, loads the model and tokenizer. Errors name the file and the
+  // key, tensor or byte offset at fault.
+  static base::Result<std::unique_ptr<Engine>> open(const EngineOptions& options);
+
+  base::Result<GenerateResult> generate(const GenerateRequest& request);
+  // The exact prompt text a request renders to.
+  std::string render_prompt(const GenerateRequest& request) const;
+
+  const Model& model() const { return *model_; }
+  const Tokenizer& tokenizer() const { return tokenizer_; }
+  const ChatTemplate& chat_template() const { return template_; }
+  const SpecialTokens& special_tokens() const { return special_; }
+  kernels::ThreadPool& pool() { return *pool_; }
+  double load_ms() const { return load_ms_; }
+
+  Engine(std::unique_ptr<Model> model, Tokenizer tokenizer, ChatTemplate chat, int threads);
+
+ private:
+  std::unique_ptr<Model> model_;
+  Tokenizer tokenizer_;
+  ChatTemplate template_;
+  SpecialTokens special_;
+  std::unique_ptr<kernels::ThreadPool> pool_;
+  ForwardState state_;
+  std::mutex mutex_;
+  double load_ms_ = 0;
+};
+
+}  // namespace dloop::engine
