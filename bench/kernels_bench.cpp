@@ -1,0 +1,186 @@
+// kernels_bench: GFLOP/s of dloop's matmul for every weight type on the model shapes (m = 320
+// canvas positions), next to OpenBLAS cblas_sgemm on the same f32 problem, plus attention.
+// Run as documented in docs/performance.md:
+//   env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE build/bench/kernels_bench
+// Flags: --threads=N (default: default_thread_count()), plus Google Benchmark's own flags.
+// Counters: GFLOPS = 2*m*n*k / wall time (attention: 4*n_q*n_kv*head_dim*n_head).
+#include <benchmark/benchmark.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "dloop/kernels/attention.h"
+#include "dloop/kernels/matmul.h"
+#include "dloop/kernels/thread_pool.h"
+
+#if DLOOP_HAVE_OPENBLAS
+#include <cblas.h>
+#endif
+
+namespace {
+
+using dloop::kernels::DType;
+
+struct Shape {
+  const char* model;
+  int64_t n;  // weight rows (output features)
+  int64_t k;  // weight cols (input features)
+};
+
+constexpr int64_t kM = 320;
+const Shape kShapes[] = {
+    {"h256", 256, 256},    {"h256", 704, 256},    {"h256", 256, 704},    {"h256", 4096, 256},
+    {"h768", 768, 768},    {"h768", 2048, 768},   {"h768", 768, 2048},   {"h768", 32000, 768},
+    {"0.5B", 1280, 1280},  {"0.5B", 3456, 1280},  {"0.5B", 1280, 3456},  {"0.5B", 32000, 1280},
+};
+const DType kTypes[] = {DType::kF32,  DType::kF16,  DType::kBF16, DType::kQ8_0,
+                        DType::kQ4_0, DType::kQ4_K, DType::kQ6_K};
+
+int g_threads = 0;
+
+std::vector<float> random_floats(int64_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (float& f : v) f = dist(rng);
+  return v;
+}
+
+// Random weights of `type`: converted floats, or random quants with small positive scales.
+std::vector<uint8_t> random_weights(DType type, int64_t rows, int64_t cols) {
+  const int64_t n = rows * cols;
+  std::vector<uint8_t> out(static_cast<size_t>(dloop::kernels::row_bytes(type, cols) * rows));
+  std::mt19937 rng(42);
+  if (type == DType::kF32 || type == DType::kF16 || type == DType::kBF16) {
+    const std::vector<float> v = random_floats(n, 43);
+    for (int64_t i = 0; i < n; ++i) {
+      if (type == DType::kF32) {
+        std::memcpy(out.data() + 4 * i, &v[i], 4);
+      } else {
+        const uint16_t h = type == DType::kF16 ? dloop::kernels::f32_to_f16(v[i])
+                                               : dloop::kernels::f32_to_bf16(v[i]);
+        std::memcpy(out.data() + 2 * i, &h, 2);
+      }
+    }
+    return out;
+  }
+  for (uint8_t& b : out) b = static_cast<uint8_t>(rng());
+  const auto info = dloop::kernels::dtype_info(type);
+  const uint16_t d = dloop::kernels::f32_to_f16(0.01f);
+  for (int64_t blk = 0; blk < n / info.block_elems; ++blk) {
+    uint8_t* p = out.data() + blk * info.block_bytes;
+    std::memcpy(type == DType::kQ6_K ? p + 208 : p, &d, 2);
+    if (type == DType::kQ4_K) std::memcpy(p + 2, &d, 2);
+  }
+  return out;
+}
+
+void set_flops(benchmark::State& state, double flops_per_iteration) {
+  state.counters["GFLOPS"] = benchmark::Counter(flops_per_iteration * 1e-9,
+                                                benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void bm_matmul(benchmark::State& state, DType type, Shape s) {
+  dloop::kernels::ThreadPool pool(g_threads);
+  const std::vector<float> x = random_floats(kM * s.k, 1);
+  const std::vector<uint8_t> w = random_weights(type, s.n, s.k);
+  std::vector<float> y(static_cast<size_t>(kM * s.n));
+  const dloop::kernels::WeightView view{w.data(), type, s.n, s.k};
+  for (auto _ : state) {
+    dloop::kernels::matmul(pool, x.data(), kM, view, y.data());
+    benchmark::DoNotOptimize(y.data());
+    benchmark::ClobberMemory();
+  }
+  set_flops(state, 2.0 * kM * s.n * s.k);
+}
+
+#if DLOOP_HAVE_OPENBLAS
+void bm_sgemm_openblas(benchmark::State& state, Shape s) {
+  openblas_set_num_threads(g_threads);
+  const std::vector<float> x = random_floats(kM * s.k, 1);
+  const std::vector<float> w = random_floats(s.n * s.k, 2);
+  std::vector<float> y(static_cast<size_t>(kM * s.n));
+  for (auto _ : state) {
+    // y[m x n] = x[m x k] * w[n x k]^T, the same problem as matmul with f32 weights.
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<blasint>(kM),
+                static_cast<blasint>(s.n), static_cast<blasint>(s.k), 1.0f, x.data(),
+                static_cast<blasint>(s.k), w.data(), static_cast<blasint>(s.k), 0.0f, y.data(),
+                static_cast<blasint>(s.n));
+    benchmark::DoNotOptimize(y.data());
+    benchmark::ClobberMemory();
+  }
+  set_flops(state, 2.0 * kM * s.n * s.k);
+}
+#endif
+
+void bm_attention(benchmark::State& state, dloop::kernels::AttentionShape s) {
+  dloop::kernels::ThreadPool pool(g_threads);
+  const std::vector<float> q = random_floats(s.n_q * s.n_head * s.head_dim, 3);
+  const std::vector<float> k = random_floats(s.n_kv * s.n_head_kv * s.head_dim, 4);
+  const std::vector<float> v = random_floats(s.n_kv * s.n_head_kv * s.head_dim, 5);
+  std::vector<float> out(q.size());
+  for (auto _ : state) {
+    dloop::kernels::attention_f32(pool, s, q.data(), k.data(), v.data(), out.data());
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  set_flops(state, 4.0 * s.n_q * s.n_kv * s.head_dim * s.n_head);
+}
+
+std::string shape_name(const Shape& s) {
+  return std::string(s.model) + "/" + std::to_string(kM) + "x" + std::to_string(s.n) + "x" +
+         std::to_string(s.k);
+}
+
+void register_all() {
+  for (const Shape& s : kShapes) {
+#if DLOOP_HAVE_OPENBLAS
+    benchmark::RegisterBenchmark(("sgemm_openblas/" + shape_name(s)).c_str(), bm_sgemm_openblas, s)
+        ->UseRealTime()
+        ->Unit(benchmark::kMillisecond);
+#endif
+    for (DType t : kTypes) {
+      if (s.k % dloop::kernels::dtype_info(t).block_elems != 0) continue;  // e.g. Q4_K at k=704
+      benchmark::RegisterBenchmark(
+          ("matmul_" + std::string(dloop::kernels::dtype_info(t).name) + "/" + shape_name(s)).c_str(),
+          bm_matmul, t, s)
+          ->UseRealTime()
+          ->Unit(benchmark::kMillisecond);
+    }
+  }
+  // Attention at m = 320 for the 0.5B layout (14 heads, 2 kv heads, head_dim 64) and hidden 768.
+  const dloop::kernels::AttentionShape attn[] = {{kM, kM, 14, 2, 64, 0.125f},
+                                                 {kM, kM, 12, 12, 64, 0.125f}};
+  for (const auto& a : attn)
+    benchmark::RegisterBenchmark(("attention_f32/" + std::to_string(a.n_q) + "x" + std::to_string(a.n_kv) +
+                                  "/h" + std::to_string(a.n_head) + "kv" + std::to_string(a.n_head_kv) +
+                                  "d" + std::to_string(a.head_dim)).c_str(),
+                                 bm_attention, a)
+        ->UseRealTime()
+        ->Unit(benchmark::kMillisecond);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  g_threads = dloop::kernels::default_thread_count();
+  std::vector<char*> rest;
+  for (int i = 0; i < argc; ++i) {
+    if (std::strncmp(argv[i], "--threads=", 10) == 0)
+      g_threads = std::max(1, std::atoi(argv[i] + 10));
+    else
+      rest.push_back(argv[i]);
+  }
+  int rest_argc = static_cast<int>(rest.size());
+  benchmark::Initialize(&rest_argc, rest.data());
+  if (benchmark::ReportUnrecognizedArguments(rest_argc, rest.data())) return 1;
+  benchmark::AddCustomContext("threads", std::to_string(g_threads));
+  register_all();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
