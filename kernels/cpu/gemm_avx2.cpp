@@ -133,13 +133,13 @@ DLOOP_TARGET_AVX2 void pack_b(DType type, const void* w, int64_t w_row_bytes, in
 }
 
 DLOOP_TARGET_AVX2 void gemm_panel(int64_t m, int64_t n_valid, int64_t k, const float* a_panels,
-                                  const float* b_panel, float* c, int64_t ldc) {
+                                  const float* b_panel, float* c, int64_t ldc, bool accumulate) {
   for (int64_t pc = 0; pc < k; pc += kKc) {
     const int64_t kc = std::min(kKc, k - pc);
     for (int64_t ir = 0; ir < m; ir += kMr) {
       const int64_t rows = std::min<int64_t>(kMr, m - ir);
       kMicroKernels[rows](kc, a_panels + ir * k + pc * kMr, b_panel + pc * kNr, c + ir * ldc, ldc,
-                          n_valid, pc > 0);
+                          n_valid, accumulate || pc > 0);
     }
   }
 }

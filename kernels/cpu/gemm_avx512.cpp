@@ -90,6 +90,13 @@ template <int R>
 DLOOP_TARGET_AVX512 inline void micro_kernel(int64_t kc, const float* a, const float* b, float* c,
                                              int64_t ldc, __mmask16 m0, __mmask16 m1,
                                              bool accumulate) {
+  // The C tile is needed only after the k loop; start fetching it now (rows of a wide y are far
+  // apart, so the hardware prefetcher cannot guess them).
+#pragma GCC unroll 14
+  for (int i = 0; i < R; ++i) {
+    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + 16), _MM_HINT_T0);
+  }
   __m512 c0[R], c1[R];
 #pragma GCC unroll 14
   for (int i = 0; i < R; ++i) c0[i] = c1[i] = _mm512_setzero_ps();
@@ -155,7 +162,7 @@ DLOOP_TARGET_AVX512 void pack_b(DType type, const void* w, int64_t w_row_bytes, 
 }
 
 DLOOP_TARGET_AVX512 void gemm_panel(int64_t m, int64_t n_valid, int64_t k, const float* a_panels,
-                                    const float* b_panel, float* c, int64_t ldc) {
+                                    const float* b_panel, float* c, int64_t ldc, bool accumulate) {
   const __mmask16 m0 = n_valid >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << n_valid) - 1);
   const __mmask16 m1 = n_valid >= 32   ? 0xFFFF
                        : n_valid <= 16 ? 0
@@ -165,7 +172,7 @@ DLOOP_TARGET_AVX512 void gemm_panel(int64_t m, int64_t n_valid, int64_t k, const
     for (int64_t ir = 0; ir < m; ir += kMr) {
       const int64_t rows = std::min<int64_t>(kMr, m - ir);
       kMicroKernels[rows](kc, a_panels + ir * k + pc * kMr, b_panel + pc * kNr, c + ir * ldc, ldc,
-                          m0, m1, pc > 0);
+                          m0, m1, accumulate || pc > 0);
     }
   }
 }

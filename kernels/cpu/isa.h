@@ -51,9 +51,10 @@ struct CpuKernels {
   // Packs n <= nr rows of a weight matrix of `type` (row i at w + i*w_row_bytes), columns [0, k),
   // converted to f32, into one B panel at dst ([k][nr]). k is a multiple of the block size.
   void (*pack_b)(DType type, const void* w, int64_t w_row_bytes, int64_t n, int64_t k, float* dst);
-  // c[m x n_valid] (row stride ldc) = A panels (m x k) * B panel (k x n_valid); n_valid <= nr.
+  // c[m x n_valid] (row stride ldc) = (or += when accumulate) A panels (m x k) * B panel
+  // (k x n_valid); n_valid <= nr. Blocks k internally so a B slice stays in L1.
   void (*gemm_panel)(int64_t m, int64_t n_valid, int64_t k, const float* a_panels,
-                     const float* b_panel, float* c, int64_t ldc);
+                     const float* b_panel, float* c, int64_t ldc, bool accumulate);
 
   // Softmax helpers over a B panel [rows][nr] of logits, per column: max_col = max over rows;
   // then p = exp(scale * (s - max)) in place and sum_col = sum of p.

@@ -1,10 +1,14 @@
-// matmul: y = x * w^T as a packed, register-tiled GEMM (BLIS-style loop order, simplified).
-//  1. x is packed once per call into A panels (mr rows, k-major), in parallel over panels.
-//  2. Threads split w's rows into contiguous ranges of nr-row panels. For each panel a thread
-//     converts those nr weight rows (any dtype) to f32 and transposes them into a k-major B panel
-//     (K x nr floats, in L2), then sweeps every A panel through the micro-kernel in k blocks.
-// So each weight element is decoded exactly once per call and x is read from packed memory only.
-// Scratch is per thread (thread_local) and reused across calls.
+// matmul: y = x * w^T as a packed, register-tiled GEMM in BLIS loop order.
+//  - Rows of x are taken in chunks of at most kRowChunk, so one k block of packed x ("A block",
+//    rows x kKBlock floats) stays in L2 while it is reused against a group of weight panels.
+//  - For each chunk, x is packed once into A panels (mr rows, k-major), in parallel.
+//  - Threads split w's rows into contiguous ranges of nr-row panels, taken in groups of
+//    kPanelGroup. For each group, k block and panel, a thread converts that kKBlock x nr slice of
+//    w (any dtype) to f32, transposed into a B panel that stays in L1, and runs every A panel of
+//    the block through the micro-kernel, accumulating into y from the second k block on.
+// Each weight element is decoded once per row chunk (once per call for m <= kRowChunk), and a
+// y element is produced by one thread in a fixed order, so results do not depend on the thread
+// count. Scratch is per thread (thread_local) and reused across calls.
 // Thread-safety: see matmul.h.
 #include <algorithm>
 #include <functional>
@@ -15,6 +19,21 @@
 #include "isa.h"
 
 namespace dloop::kernels {
+namespace {
+
+// A multiple of every block size (256 for the K-quants), so B slices start on block boundaries;
+// a 256 x 32 f32 B panel is 32 KiB, within L1.
+constexpr int64_t kKBlock = 256;
+// 384 rows x 256 floats = 384 KiB of A block, well inside a 1 MiB L2.
+constexpr int64_t kRowChunk = 384;
+// Weight panels swept per k block before moving on: the y block they write (rows x 8*nr floats,
+// 320 KiB at 320 rows and nr = 32) stays in L2 across the k blocks, while the A block is
+// re-read from L3 only once per group.
+constexpr int64_t kPanelGroup = 8;
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+}  // namespace
 
 void matmul(ThreadPool& pool, const float* x, int64_t m, const WeightView& w, float* y) {
   DLOOP_ASSERT_MSG(m >= 1 && w.rows >= 1 && w.cols >= 1, "matmul: empty shape");
@@ -22,26 +41,45 @@ void matmul(ThreadPool& pool, const float* x, int64_t m, const WeightView& w, fl
                    "matmul: cols is not a multiple of the weight block size");
   const cpu::CpuKernels& kern = cpu::active_kernels();
   const int64_t k = w.cols, n = w.rows, mr = kern.mr, nr = kern.nr;
-  const int64_t a_panels = (m + mr - 1) / mr;
-  const int64_t n_panels = (n + nr - 1) / nr;
+  const int64_t n_panels = ceil_div(n, nr);
+  const int64_t k_blocks = ceil_div(k, kKBlock);
   const int64_t w_row_bytes = row_bytes(w.type, k);
   const auto* w_base = static_cast<const uint8_t*>(w.data);
+  // Even row chunks, each a whole number of A panels.
+  const int64_t row_chunk = ceil_div(ceil_div(m, ceil_div(m, kRowChunk)), mr) * mr;
 
   thread_local cpu::ScratchBuffer a_scratch;
-  float* a = a_scratch.get(a_panels * mr * k);  // A panels: [a_panels][k][mr]
-  pool.parallel_for(a_panels, [&](int64_t p0, int64_t p1) {
-    kern.pack_a(x + p0 * mr * k, k, std::min(m, p1 * mr) - p0 * mr, k, a + p0 * mr * k);
-  });
-
-  pool.parallel_for(n_panels, [&](int64_t j0, int64_t j1) {
-    thread_local cpu::ScratchBuffer b_scratch;
-    float* b = b_scratch.get(k * nr);  // one B panel: [k][nr]
-    for (int64_t j = j0; j < j1; ++j) {
-      const int64_t n_valid = std::min(nr, n - j * nr);
-      kern.pack_b(w.type, w_base + j * nr * w_row_bytes, w_row_bytes, n_valid, k, b);
-      kern.gemm_panel(m, n_valid, k, a, b, y + j * nr, n);
-    }
-  });
+  float* a = a_scratch.get(std::min(row_chunk, ceil_div(m, mr) * mr) * k);
+  for (int64_t m0 = 0; m0 < m; m0 += row_chunk) {
+    const int64_t mc = std::min(row_chunk, m - m0);
+    const int64_t mc_panels = ceil_div(mc, mr);
+    // A: k block b at a + b*kKBlock*mc_panels*mr, holding mc_panels panels of [kc][mr].
+    pool.parallel_for(mc_panels * k_blocks, [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t) {
+        const int64_t p = t % mc_panels, k0 = t / mc_panels * kKBlock;
+        const int64_t kc = std::min(kKBlock, k - k0);
+        kern.pack_a(x + (m0 + p * mr) * k + k0, k, std::min(mr, mc - p * mr), kc,
+                    a + k0 * mc_panels * mr + p * mr * kc);
+      }
+    });
+    pool.parallel_for(n_panels, [&](int64_t j0, int64_t j1) {
+      thread_local cpu::ScratchBuffer b_scratch;
+      float* b = b_scratch.get(kKBlock * nr);  // one B panel: [kc][nr]
+      for (int64_t jb = j0; jb < j1; jb += kPanelGroup) {
+        const int64_t jb_end = std::min(j1, jb + kPanelGroup);
+        for (int64_t k0 = 0; k0 < k; k0 += kKBlock) {
+          const int64_t kc = std::min(kKBlock, k - k0);
+          for (int64_t j = jb; j < jb_end; ++j) {
+            const int64_t n_valid = std::min(nr, n - j * nr);
+            kern.pack_b(w.type, w_base + j * nr * w_row_bytes + row_bytes(w.type, k0),
+                        w_row_bytes, n_valid, kc, b);
+            kern.gemm_panel(mc, n_valid, kc, a + k0 * mc_panels * mr, b, y + m0 * n + j * nr, n,
+                            k0 > 0);
+          }
+        }
+      }
+    });
+  }
 }
 
 }  // namespace dloop::kernels

@@ -31,7 +31,7 @@ void pack_b(DType type, const void* w, int64_t w_row_bytes, int64_t n, int64_t k
 }
 
 void gemm_panel(int64_t m, int64_t n_valid, int64_t k, const float* a_panels,
-                const float* b_panel, float* c, int64_t ldc) {
+                const float* b_panel, float* c, int64_t ldc, bool accumulate) {
   for (int64_t r0 = 0; r0 < m; r0 += kMr) {
     const float* a = a_panels + r0 * k;
     float acc[kMr][kNr] = {};
@@ -39,7 +39,8 @@ void gemm_panel(int64_t m, int64_t n_valid, int64_t k, const float* a_panels,
       for (int64_t i = 0; i < kMr; ++i)
         for (int64_t j = 0; j < kNr; ++j) acc[i][j] += a[p * kMr + i] * b_panel[p * kNr + j];
     for (int64_t i = 0; i < kMr && r0 + i < m; ++i)
-      for (int64_t j = 0; j < n_valid; ++j) c[(r0 + i) * ldc + j] = acc[i][j];
+      for (int64_t j = 0; j < n_valid; ++j)
+        c[(r0 + i) * ldc + j] = accumulate ? c[(r0 + i) * ldc + j] + acc[i][j] : acc[i][j];
   }
 }
 

@@ -1,7 +1,8 @@
 // matmul on every runnable ISA and weight type against ref::matmul_ref (f32 weights) or
 // dequantize + f32 reference (other types), on odd shapes: m = 1, sizes that are not multiples
-// of the register tile (14x32, 6x16, 4x16) or of the k block (256). Tolerance per element:
-// |y - y_ref| <= tol * ||x_i|| * ||w_n||, tol = 1e-5 for f32 weights and 1e-4 for the others.
+// of the register tile (14x32, 6x16, 4x16), of the k block (256) or of the row chunk (384).
+// Tolerance per element: |y - y_ref| <= tol * ||x_i|| * ||w_n||, tol = 1e-5 for f32 weights and
+// 1e-4 for the others.
 // Also: results do not depend on the thread count, bit for bit.
 #include <gtest/gtest.h>
 
@@ -50,7 +51,8 @@ TEST(Matmul, FloatWeightsOddShapesEveryIsa) {
   std::mt19937 rng(1);
   ThreadPool pool(2);
   const Shape shapes[] = {{1, 1, 1},    {1, 32, 16},  {3, 17, 7},    {14, 32, 256}, {15, 33, 257},
-                          {29, 70, 100}, {1, 5, 600}, {33, 64, 513}, {2, 300, 40},  {50, 31, 1}};
+                          {29, 70, 100}, {1, 5, 600}, {33, 64, 513}, {2, 300, 40},  {50, 31, 1},
+                          {3, 600, 40},  {400, 40, 300}};  // many panel groups; several row chunks
   for (cpu::Isa isa : testing::runnable_isas()) {
     testing::ScopedIsa scoped(isa);
     for (DType type : {DType::kF32, DType::kF16, DType::kBF16})
@@ -70,7 +72,8 @@ TEST(Matmul, BlockWeightsOddShapesEveryIsa) {
     for (DType type : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_K, DType::kQ6_K}) {
       const int64_t block = dtype_info(type).block_elems;
       const Shape shapes[] = {{1, 1, block},      {1, 33, 2 * block}, {7, 16, 3 * block},
-                              {15, 45, 256},      {29, 32, 768},      {40, 100, 512}};
+                              {15, 45, 256},      {29, 32, 768},      {40, 100, 512},
+                              {390, 20, 256}};
       for (const Shape& s : shapes)
         check_matmul(pool, type, s, rng,
                      std::string(cpu::isa_name(isa)) + " " + dtype_info(type).name + " " +
