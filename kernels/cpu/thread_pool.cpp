@@ -1,11 +1,13 @@
 // ThreadPool: workers sleep on a generation counter (std::atomic wait/notify, a futex on Linux)
 // and spin briefly before sleeping, so back-to-back parallel_for calls (a forward pass issues
-// hundreds) do not pay a full wake-up each. The caller runs chunk 0 itself.
+// hundreds) do not pay a full wake-up each. Chunks are claimed from an atomic counter by the
+// caller and the workers alike.
 // Thread-safety: see thread_pool.h; one parallel_for at a time per pool (asserted).
 #include "dloop/kernels/thread_pool.h"
 
 #include <sched.h>
 
+#include <algorithm>
 #include <atomic>
 #include <fstream>
 #include <set>
@@ -30,6 +32,9 @@ inline void cpu_relax() {
 // for is descheduled.
 constexpr int kSpinIterations = 2000;
 constexpr int kYieldEvery = 64;
+// Chunks per thread: enough to rebalance around a descheduled thread, few enough that per-chunk
+// set-up in fn (packing, scratch) stays negligible.
+constexpr int kChunksPerThread = 4;
 
 inline void spin_pause(int iteration) {
   if (iteration % kYieldEvery == kYieldEvery - 1)
@@ -44,20 +49,25 @@ struct ThreadPool::State {
   int n_threads = 1;
   std::vector<std::thread> workers;
   std::atomic<uint64_t> generation{0};  // bumped once per parallel_for (and at shutdown)
-  std::atomic<int> pending{0};          // workers still running the current job
+  std::atomic<int> pending{0};          // workers still inside the current job
+  std::atomic<int64_t> next_chunk{0};   // the next chunk to hand out
   std::atomic<bool> busy{false};
   bool stop = false;                    // written before the final generation bump
   // The current job, published by the generation bump (release) and read after it (acquire).
   const std::function<void(int64_t, int64_t)>* fn = nullptr;
   int64_t n = 0;
+  int64_t n_chunks = 0;
 
-  void run_chunk(int index) const {
-    int64_t begin = n * index / n_threads;
-    int64_t end = n * (index + 1) / n_threads;
-    if (begin < end) (*fn)(begin, end);
+  // Takes chunks until none are left.
+  void run_chunks() {
+    for (;;) {
+      const int64_t c = next_chunk.fetch_add(1, std::memory_order_relaxed);
+      if (c >= n_chunks) return;
+      (*fn)(n * c / n_chunks, n * (c + 1) / n_chunks);
+    }
   }
 
-  void worker_loop(int index) {
+  void worker_loop() {
     uint64_t seen = 0;
     for (;;) {
       uint64_t g = generation.load(std::memory_order_acquire);
@@ -71,7 +81,7 @@ struct ThreadPool::State {
       }
       seen = g;
       if (stop) return;
-      run_chunk(index);
+      run_chunks();
       if (pending.fetch_sub(1, std::memory_order_acq_rel) == 1) pending.notify_one();
     }
   }
@@ -82,7 +92,7 @@ ThreadPool::ThreadPool(int n_threads) : state_(std::make_unique<State>()) {
   state_->n_threads = n_threads;
   state_->workers.reserve(static_cast<size_t>(n_threads - 1));
   for (int i = 1; i < n_threads; ++i)
-    state_->workers.emplace_back([s = state_.get(), i] { s->worker_loop(i); });
+    state_->workers.emplace_back([s = state_.get()] { s->worker_loop(); });
 }
 
 ThreadPool::~ThreadPool() {
@@ -105,10 +115,12 @@ void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64
   DLOOP_ASSERT_MSG(!was_busy, "ThreadPool::parallel_for called concurrently or re-entrantly");
   s.fn = &fn;
   s.n = n;
+  s.n_chunks = std::min<int64_t>(n, int64_t{kChunksPerThread} * s.n_threads);
+  s.next_chunk.store(0, std::memory_order_relaxed);
   s.pending.store(s.n_threads - 1, std::memory_order_relaxed);
   s.generation.fetch_add(1, std::memory_order_release);
   s.generation.notify_all();
-  s.run_chunk(0);
+  s.run_chunks();
   int left = s.pending.load(std::memory_order_acquire);
   for (int spin = 0; left != 0 && spin < kSpinIterations; ++spin) {
     spin_pause(spin);

@@ -1,10 +1,11 @@
-// ThreadPool: coverage and disjointness of chunks, chunk count, caller participation, many
-// back-to-back calls, default_thread_count.
+// ThreadPool: coverage and disjointness of chunks, chunk count, concurrency on every thread and
+// the caller, many back-to-back calls, default_thread_count.
 #include "dloop/kernels/thread_pool.h"
 
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -30,21 +31,42 @@ TEST_P(ThreadPoolTest, CoversRangeExactlyOnceInContiguousChunks) {
       }
       for (int64_t i = begin; i < end; ++i) hits[static_cast<size_t>(i)].fetch_add(1);
     });
-    for (int64_t i = 0; i < n; ++i) ASSERT_EQ(hits[static_cast<size_t>(i)].load(), 1) << "n=" << n << " i=" << i;
-    EXPECT_LE(static_cast<int64_t>(chunks.size()), GetParam());
+    for (int64_t i = 0; i < n; ++i)
+      ASSERT_EQ(hits[static_cast<size_t>(i)].load(), 1) << "n=" << n << " i=" << i;
+    EXPECT_LE(static_cast<int64_t>(chunks.size()), 4 * GetParam());
+    if (GetParam() == 1) {
+      EXPECT_LE(chunks.size(), 1u);
+    }
     for (const auto& [b, e] : chunks) EXPECT_LT(b, e);
   }
 }
 
-TEST_P(ThreadPoolTest, UsesSeveralThreadsAndTheCaller) {
-  ThreadPool pool(GetParam());
+TEST_P(ThreadPoolTest, RunsChunksConcurrentlyOnEveryThreadAndTheCaller) {
+  // size() chunks that each wait until size() chunks are running at once: this finishes only if
+  // every thread, the caller included, runs one concurrently.
+  const int n = GetParam();
+  ThreadPool pool(n);
+  std::atomic<int> arrived{0};
+  std::atomic<bool> timed_out{false};
   std::mutex mu;
   std::set<std::thread::id> ids;
-  pool.parallel_for(GetParam(), [&](int64_t, int64_t) {
-    std::lock_guard<std::mutex> lock(mu);
-    ids.insert(std::this_thread::get_id());
+  pool.parallel_for(n, [&](int64_t, int64_t) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      ids.insert(std::this_thread::get_id());
+    }
+    arrived.fetch_add(1);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (arrived.load() < n) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        timed_out = true;
+        return;
+      }
+      std::this_thread::yield();
+    }
   });
-  EXPECT_EQ(static_cast<int>(ids.size()), GetParam());
+  EXPECT_FALSE(timed_out.load());
+  EXPECT_EQ(static_cast<int>(ids.size()), n);
   EXPECT_EQ(ids.count(std::this_thread::get_id()), 1u);
 }
 

@@ -22,9 +22,10 @@ class ThreadPool {
 
   int size() const;
 
-  // Runs fn(begin, end) over [0, n) split into contiguous, disjoint chunks, at most one per
-  // thread (the caller takes one); returns when all are done. n <= 0 calls nothing. fn must not
-  // throw. Chunks are deterministic for a given (n, size()).
+  // Runs fn(begin, end) over [0, n) split into contiguous, disjoint chunks and returns when all
+  // are done. There are min(n, 4 * size()) chunks (one, run inline, when size() == 1), handed out
+  // dynamically to the caller and the workers, so a thread slowed by other load simply takes
+  // fewer; fn runs concurrently on up to size() threads. n <= 0 calls nothing. fn must not throw.
   void parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn);
 
  private:
