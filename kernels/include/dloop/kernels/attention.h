@@ -1,7 +1,8 @@
 // Bidirectional (unmasked) multi-head softmax attention with grouped-query heads, as diffusion
-// LMs use it: every query position sees every key position. Computed blockwise with an online
-// softmax, so no [n_q x n_kv] score matrix is materialized. Thread-safety: as matmul (one call at
-// a time per pool).
+// LMs use it: every query position sees every key position. Computed per head and per block of
+// 16-32 queries with an exact two-pass softmax over that block's [n_kv x block] scores, so no
+// [n_q x n_kv] score matrix is materialized. Results do not depend on the pool size.
+// Thread-safety: as matmul (one call at a time per pool).
 #pragma once
 
 #include <cstdint>

@@ -23,7 +23,10 @@ struct WeightView {
 
 // y[m x w.rows] = x[m x w.cols] * w^T, all row-major f32 and densely packed. y is overwritten and
 // must not overlap x. m >= 1. Quantized weights are dequantized to f32 and multiplied in f32, so
-// the result matches dequantize_row + an f32 GEMM up to summation order.
+// the result matches dequantize_row + an f32 GEMM up to summation order. Results do not depend on
+// the pool size. Scratch (packed x, about m * cols floats up to 384 rows) is kept per calling
+// thread between calls.
+// Precondition violations (empty shape, cols not a multiple of the block size) abort.
 void matmul(ThreadPool& pool, const float* x, int64_t m, const WeightView& w, float* y);
 
 // dst[0..n) = the f32 values of the first n elements encoded at src, with exactly ggml's
