@@ -78,6 +78,25 @@ TEST(Ops, RopeKnownRotation) {
   }
 }
 
+TEST(Ops, RopeTablesFollowThetaHeadDimAndPositions) {
+  // Consecutive calls reuse cached angle tables only when every input to them matches.
+  std::mt19937 rng(15);
+  std::vector<int32_t> positions = {0, 5, 9, 200};
+  const std::vector<float> x = testing::random_floats(rng, 4 * 2 * 16);
+  auto check = [&](float theta, int64_t head_dim, int64_t heads) {
+    std::vector<float> got = x, want = x;
+    ref::rope_f32_ref(want.data(), 4, heads, head_dim, positions.data(), theta, RopeType::kNeox);
+    rope_f32(got.data(), 4, heads, head_dim, positions.data(), theta, RopeType::kNeox);
+    expect_rel_close(got, want, 2e-5, "theta " + std::to_string(theta));
+  };
+  check(10000.0f, 16, 2);
+  check(10000.0f, 16, 2);
+  check(500000.0f, 16, 2);
+  check(500000.0f, 8, 4);
+  positions[2] = 10;
+  check(500000.0f, 8, 4);
+}
+
 TEST(Ops, SwigluEveryIsa) {
   std::mt19937 rng(13);
   for (cpu::Isa isa : testing::runnable_isas()) {
