@@ -8,13 +8,27 @@
 #include <cstring>
 
 #include "dloop/base/json.h"
+#include "dloop/base/strings.h"
 
 namespace dloop::base {
 
 void json_escape_to(std::string& out, std::string_view s) {
   out.push_back('"');
-  for (char ch : s) {
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char ch = s[i];
     auto c = static_cast<unsigned char>(ch);
+    if (c >= 0x80) {
+      // Output is always valid UTF-8: an invalid sequence becomes U+FFFD.
+      auto bad = find_invalid_utf8(s.substr(i, 4));
+      size_t len = (c >= 0xF0) ? 4 : (c >= 0xE0) ? 3 : 2;
+      if (bad.has_value() && *bad == 0) {
+        out += "\ufffd";
+      } else {
+        out.append(s.substr(i, len));
+        i += len - 1;
+      }
+      continue;
+    }
     switch (c) {
       case '"': out += "\\\""; break;
       case '\\': out += "\\\\"; break;

@@ -70,6 +70,9 @@ TEST(Json, PythonFloatRepr) {
 TEST(Json, EscapesControlCharacters) {
   EXPECT_EQ(json_quote("a\"b\\c\x01\t"), "\"a\\\"b\\\\c\\u0001\\t\"");
   EXPECT_EQ(json_quote("\xe2\x82\xac"), "\"\xe2\x82\xac\"");
+  // Invalid UTF-8 never reaches the output: each bad byte becomes U+FFFD.
+  EXPECT_EQ(json_quote("a\xff\xc3(b"), "\"a\xef\xbf\xbd\xef\xbf\xbd(b\"");
+  EXPECT_EQ(json_quote("\xf0\x9f\x98\x80"), "\"\xf0\x9f\x98\x80\"");
 }
 
 TEST(Json, CopiesAreDeepAndEqualityIgnoresKeyOrder) {
