@@ -88,6 +88,7 @@ DLOOP_TARGET_AVX2 inline void micro_kernel(int64_t kc, const float* a, const flo
     return;
   }
   alignas(32) float tile[kNr];
+#pragma GCC unroll 6
   for (int i = 0; i < R; ++i) {
     _mm256_store_ps(tile, c0[i]);
     _mm256_store_ps(tile + 8, c1[i]);
