@@ -41,10 +41,11 @@ def decode_batch(model, prompts, gen_len, block, threshold):
     passes = torch.zeros(B, dtype=torch.long)
     while not bool(done.all()):
         act = (~done).nonzero().flatten()
-        logits = model(canvas[act], lens[act]).float()
+        hidden = model.hidden(canvas[act], lens[act])
         passes[act] += 1
         for j, b in enumerate(act.tolist()):
-            step_one(canvas[b], logits[j], int(start[b]), gen_len, block, threshold)
+            s = int(start[b])
+            step_one(canvas[b], model.out(hidden[j, s:s + gen_len]).float(), s, gen_len, block, threshold)
             if answer_finished(canvas[b], int(start[b]), gen_len):
                 done[b] = True
     answers = []
@@ -55,14 +56,14 @@ def decode_batch(model, prompts, gen_len, block, threshold):
 
 
 def step_one(row, logits, start, gen_len, block, threshold):
-    """Commit tokens in the active block of one canvas row (in place)."""
+    """Commit tokens in the active block of one canvas row (in place); logits: (gen_len, vocab) of the answer."""
     ans = row[start:start + gen_len]
     masked = (ans == MASK_ID).nonzero().flatten()
     if len(masked) == 0:
         return
     b0 = int(masked[0]) // block * block
     cand = masked[masked < b0 + block]
-    probs = logits[start + cand].softmax(-1)
+    probs = logits[cand].softmax(-1)
     conf, tok = probs.max(-1)
     take = conf >= threshold
     if not bool(take.any()):

@@ -11,7 +11,10 @@ def main():
     ap.add_argument("csv")
     ap.add_argument("--buckets", type=int, default=12)
     a = ap.parse_args()
-    rows = list(csv.DictReader(open(a.csv)))
+    by_step = {}
+    for r in csv.DictReader(open(a.csv)):
+        by_step[int(r["step"])] = r  # a resumed run repeats the steps after its checkpoint: keep the last
+    rows = [by_step[k] for k in sorted(by_step)]
     total = float(rows[-1]["minutes"])
     print("| minutes | steps | lr | loss (1/t weighted) | masked-token CE | tokens/s |")
     print("|---|---|---|---|---|---|")
