@@ -25,6 +25,7 @@ const std::vector<Command>& commands() {
   static const std::vector<Command> table = {
       {"generate", "generate text with a diffusion model", &cmd_generate},
       {"bench", "measure engine performance against baselines measured in the same run", &cmd_bench},
+      {"runs", "list runs or show one run", &cmd_runs},
   };
   return table;
 }
@@ -34,7 +35,6 @@ const std::vector<Command>& planned_commands() {
       DLOOP_PLANNED("run", "run a workflow file and print its outputs as JSON"),
       DLOOP_PLANNED("resume", "finish an interrupted run from its event log"),
       DLOOP_PLANNED("replay", "re-execute a recorded run and report the first divergence"),
-      DLOOP_PLANNED("runs", "list runs or show one run"),
       DLOOP_PLANNED("trace", "export or import a run's trace"),
       DLOOP_PLANNED("serve", "serve the OpenAI-compatible HTTP API and the runs API"),
       DLOOP_PLANNED("validate", "check a workflow file and report every error"),
