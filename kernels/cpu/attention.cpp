@@ -75,9 +75,9 @@ void attention_f32(ThreadPool& pool, const AttentionShape& s, const float* q, co
         const int64_t q0 = qp * nr, nq = std::min(nr, s.n_q - q0);
         kern.pack_b(DType::kF32, q + q0 * ldq + h * d, ldq * static_cast<int64_t>(sizeof(float)),
                     nq, d, b1);
-        kern.gemm_panel(s.n_kv, nq, d, a1, b1, sp, nr, false);
+        kern.gemm_panel(s.n_kv, nq, d, a1, b1, sp, nr, false, {});
         kern.softmax_cols(sp, s.n_kv, s.scale, sums);
-        kern.gemm_panel(d, nq, s.n_kv, a2, sp, o, nr, false);
+        kern.gemm_panel(d, nq, s.n_kv, a2, sp, o, nr, false, {});
         for (int64_t j = 0; j < nq; ++j) {
           const float inv = 1.0f / sums[j];
           float* oj = out + (q0 + j) * ldq + h * d;

@@ -134,11 +134,23 @@ DLOOP_TARGET_AVX2 void pack_b(DType type, const void* w, int64_t w_row_bytes, in
 }
 
 DLOOP_TARGET_AVX2 void gemm_panel(int64_t m, int64_t n_valid, int64_t k, const float* a_panels,
-                                  const float* b_panel, float* c, int64_t ldc, bool accumulate) {
+                                  const float* b_panel, float* c, int64_t ldc, bool accumulate,
+                                  const PrefetchRows& next) {
+  // As in gemm_avx512.cpp: the next weight slice into L2, spread over the micro-kernel calls.
+  const int64_t calls = ((k + kKc - 1) / kKc) * ((m + kMr - 1) / kMr);
+  const int64_t lines_per_row = (next.bytes + 63) / 64;
+  const int64_t lines_per_call = (next.rows * lines_per_row + calls - 1) / calls;
+  int64_t pf_row = 0, pf_offset = 0;  // the next line to prefetch
   for (int64_t pc = 0; pc < k; pc += kKc) {
     const int64_t kc = std::min(kKc, k - pc);
     for (int64_t ir = 0; ir < m; ir += kMr) {
       const int64_t rows = std::min<int64_t>(kMr, m - ir);
+      for (int64_t i = 0; i < lines_per_call && pf_row < next.rows; ++i) {
+        _mm_prefetch(reinterpret_cast<const char*>(next.base + pf_row * next.stride + pf_offset),
+                     _MM_HINT_T1);
+        pf_offset += 64;
+        if (pf_offset >= next.bytes) pf_offset = 0, ++pf_row;
+      }
       kMicroKernels[rows](kc, a_panels + ir * k + pc * kMr, b_panel + pc * kNr, c + ir * ldc, ldc,
                           n_valid, accumulate || pc > 0);
     }

@@ -17,6 +17,8 @@ constexpr int64_t kKc = 256;     // k block: a B micro-panel of kKc x 32 floats 
 constexpr int64_t kChunk = 256;  // columns decoded at a time when packing non-f32 weights
 
 alignas(64) const float kZeros[kChunk] = {};
+// pack_a prefetch distance in floats: 16 lines ahead along each row of x.
+constexpr int64_t kPackAhead = 256;
 
 // Transposes the 16x16 block whose rows are r[0..16) in place: afterwards r[j] holds column j.
 DLOOP_TARGET_AVX512 inline void transpose16(__m512 r[16]) {
@@ -57,11 +59,20 @@ DLOOP_TARGET_AVX512 void pack_a_panel(const float* a, int64_t lda, int64_t rows,
   for (; c + 16 <= k; c += 16) {
     __m512 r[16];
 #pragma GCC unroll 16
-    for (int i = 0; i < 16; ++i)
+    for (int i = 0; i < 16; ++i) {
+      if (i < rows) _mm_prefetch(reinterpret_cast<const char*>(a + i * lda + c + kPackAhead), _MM_HINT_T0);
       r[i] = i < rows ? _mm512_loadu_ps(a + i * lda + c) : _mm512_setzero_ps();
+    }
     transpose16(r);
-#pragma GCC unroll 16
-    for (int j = 0; j < 16; ++j) _mm512_mask_storeu_ps(dst + (c + j) * kMr, 0x3FFF, r[j]);
+    // Full 16-lane stores, ascending: lanes 14 and 15 spill into the next column's slots and are
+    // overwritten by its store. Only the panel's last column may not spill (the next panel can
+    // belong to another thread); a scalar tail column rewrites all its slots anyway.
+#pragma GCC unroll 15
+    for (int j = 0; j < 15; ++j) _mm512_storeu_ps(dst + (c + j) * kMr, r[j]);
+    if (c + 16 < k)
+      _mm512_storeu_ps(dst + (c + 15) * kMr, r[15]);
+    else
+      _mm512_mask_storeu_ps(dst + (c + 15) * kMr, 0x3FFF, r[15]);
   }
   for (; c < k; ++c)
     for (int64_t i = 0; i < kMr; ++i) dst[c * kMr + i] = i < rows ? a[i * lda + c] : 0.0f;
@@ -162,7 +173,14 @@ DLOOP_TARGET_AVX512 void pack_b(DType type, const void* w, int64_t w_row_bytes, 
 }
 
 DLOOP_TARGET_AVX512 void gemm_panel(int64_t m, int64_t n_valid, int64_t k, const float* a_panels,
-                                    const float* b_panel, float* c, int64_t ldc, bool accumulate) {
+                                    const float* b_panel, float* c, int64_t ldc, bool accumulate,
+                                    const PrefetchRows& next) {
+  // The next weight slice is read as many short row streams the hardware prefetcher cannot
+  // predict; fetching it into L2 a few lines per micro-kernel call hides the DRAM latency.
+  const int64_t calls = ((k + kKc - 1) / kKc) * ((m + kMr - 1) / kMr);
+  const int64_t lines_per_row = (next.bytes + 63) / 64;
+  const int64_t lines_per_call = (next.rows * lines_per_row + calls - 1) / calls;
+  int64_t pf_row = 0, pf_offset = 0;  // the next line to prefetch
   const __mmask16 m0 = n_valid >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << n_valid) - 1);
   const __mmask16 m1 = n_valid >= 32   ? 0xFFFF
                        : n_valid <= 16 ? 0
@@ -171,6 +189,12 @@ DLOOP_TARGET_AVX512 void gemm_panel(int64_t m, int64_t n_valid, int64_t k, const
     const int64_t kc = std::min(kKc, k - pc);
     for (int64_t ir = 0; ir < m; ir += kMr) {
       const int64_t rows = std::min<int64_t>(kMr, m - ir);
+      for (int64_t i = 0; i < lines_per_call && pf_row < next.rows; ++i) {
+        _mm_prefetch(reinterpret_cast<const char*>(next.base + pf_row * next.stride + pf_offset),
+                     _MM_HINT_T1);
+        pf_offset += 64;
+        if (pf_offset >= next.bytes) pf_offset = 0, ++pf_row;
+      }
       kMicroKernels[rows](kc, a_panels + ir * k + pc * kMr, b_panel + pc * kNr, c + ir * ldc, ldc,
                           m0, m1, accumulate || pc > 0);
     }

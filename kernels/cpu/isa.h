@@ -38,6 +38,15 @@ Isa set_active_isa(Isa isa);
 //    (rows past m are zero), panel p at offset p*mr*k;
 //  - packed B ("B panel") is one panel of nr columns as [k][nr] floats (columns past n are zero),
 //    64-byte aligned.
+// Memory to pull into L2 while gemm_panel computes: `rows` rows of `bytes` bytes, `stride` bytes
+// apart (the weight slice the next pack_b will read). rows == 0: nothing.
+struct PrefetchRows {
+  const uint8_t* base = nullptr;
+  int64_t stride = 0;
+  int64_t rows = 0;
+  int64_t bytes = 0;
+};
+
 struct CpuKernels {
   Isa isa;
   int mr;  // rows of A per panel / micro-tile rows
@@ -52,9 +61,11 @@ struct CpuKernels {
   // converted to f32, into one B panel at dst ([k][nr]). k is a multiple of the block size.
   void (*pack_b)(DType type, const void* w, int64_t w_row_bytes, int64_t n, int64_t k, float* dst);
   // c[m x n_valid] (row stride ldc) = (or += when accumulate) A panels (m x k) * B panel
-  // (k x n_valid); n_valid <= nr. Blocks k internally so a B slice stays in L1.
+  // (k x n_valid); n_valid <= nr. Blocks k internally so a B slice stays in L1. Spreads
+  // prefetches of `next` over the micro-kernel calls.
   void (*gemm_panel)(int64_t m, int64_t n_valid, int64_t k, const float* a_panels,
-                     const float* b_panel, float* c, int64_t ldc, bool accumulate);
+                     const float* b_panel, float* c, int64_t ldc, bool accumulate,
+                     const PrefetchRows& next);
 
   // Softmax helpers over a B panel [rows][nr] of logits, per column: max_col = max over rows;
   // then p = exp(scale * (s - max)) in place and sum_col = sum of p.

@@ -11,7 +11,8 @@
   void pack_a(const float* a, int64_t lda, int64_t m, int64_t k, float* dst);                  \
   void pack_b(DType type, const void* w, int64_t w_row_bytes, int64_t n, int64_t k, float* dst); \
   void gemm_panel(int64_t m, int64_t n_valid, int64_t k, const float* a_panels,                \
-                  const float* b_panel, float* c, int64_t ldc, bool accumulate);               \
+                  const float* b_panel, float* c, int64_t ldc, bool accumulate,                \
+                  const PrefetchRows& next);                                                   \
   void softmax_cols(float* panel, int64_t rows, float scale, float* sum_col);                  \
   void rms_norm_f32(const float* x, const float* weight, float* y, int64_t n_rows, int64_t dim, \
                     float eps);                                                                 \

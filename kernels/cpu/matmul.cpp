@@ -54,9 +54,10 @@ void matmul(ThreadPool& pool, const float* x, int64_t m, const WeightView& w, fl
     const int64_t mc = std::min(row_chunk, m - m0);
     const int64_t mc_panels = ceil_div(mc, mr);
     // A: k block b at a + b*kKBlock*mc_panels*mr, holding mc_panels panels of [kc][mr].
+    // Panel-major, so each row of x is read as one long stream.
     pool.parallel_for(mc_panels * k_blocks, [&](int64_t t0, int64_t t1) {
       for (int64_t t = t0; t < t1; ++t) {
-        const int64_t p = t % mc_panels, k0 = t / mc_panels * kKBlock;
+        const int64_t p = t / k_blocks, k0 = t % k_blocks * kKBlock;
         const int64_t kc = std::min(kKBlock, k - k0);
         kern.pack_a(x + (m0 + p * mr) * k + k0, k, std::min(mr, mc - p * mr), kc,
                     a + k0 * mc_panels * mr + p * mr * kc);
@@ -73,8 +74,23 @@ void matmul(ThreadPool& pool, const float* x, int64_t m, const WeightView& w, fl
             const int64_t n_valid = std::min(nr, n - j * nr);
             kern.pack_b(w.type, w_base + j * nr * w_row_bytes + row_bytes(w.type, k0),
                         w_row_bytes, n_valid, kc, b);
+            // The slice the next pack_b reads, in this loop order.
+            int64_t next_j = j + 1, next_k0 = k0;
+            if (next_j == jb_end && k0 + kKBlock < k) {
+              next_j = jb;
+              next_k0 = k0 + kKBlock;
+            } else if (next_j == jb_end) {
+              next_k0 = 0;
+            }
+            cpu::PrefetchRows next;
+            if (next_j < j1) {
+              next.base = w_base + next_j * nr * w_row_bytes + row_bytes(w.type, next_k0);
+              next.stride = w_row_bytes;
+              next.rows = std::min(nr, n - next_j * nr);
+              next.bytes = row_bytes(w.type, std::min(kKBlock, k - next_k0));
+            }
             kern.gemm_panel(mc, n_valid, kc, a + k0 * mc_panels * mr, b, y + m0 * n + j * nr, n,
-                            k0 > 0);
+                            k0 > 0, next);
           }
         }
       }

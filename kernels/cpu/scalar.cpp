@@ -31,7 +31,8 @@ void pack_b(DType type, const void* w, int64_t w_row_bytes, int64_t n, int64_t k
 }
 
 void gemm_panel(int64_t m, int64_t n_valid, int64_t k, const float* a_panels,
-                const float* b_panel, float* c, int64_t ldc, bool accumulate) {
+                const float* b_panel, float* c, int64_t ldc, bool accumulate,
+                const PrefetchRows& /*next: a hint this backend ignores*/) {
   for (int64_t r0 = 0; r0 < m; r0 += kMr) {
     const float* a = a_panels + r0 * k;
     float acc[kMr][kNr] = {};
