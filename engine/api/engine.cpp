@@ -81,6 +81,7 @@ std::string Engine::render_prompt(const GenerateRequest& request) const {
 }
 
 base::Result<GenerateResult> Engine::generate(const GenerateRequest& request) {
+  if (request.response_format) return generate_json(request);
   std::lock_guard<std::mutex> lock(mutex_);
   auto t0 = Clock::now();
   GenerateResult r;

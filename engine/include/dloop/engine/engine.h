@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,12 +28,18 @@ struct EngineOptions {
   std::function<void(uint64_t, uint64_t)> on_load_progress;
 };
 
+struct ToolCallRequest;  // tool_call.h
+struct ToolCallResult;
+
 struct GenerateRequest {
   std::vector<ChatMessage> messages;  // rendered with the model's chat template
   std::vector<base::Json> tools;      // tool definitions shown in the system message
   std::string raw_prompt;             // used verbatim (special tokens parsed) when messages is empty
   DecodeOptions decode;
   StepObserver on_step;               // optional: called after every denoising step
+  // A JSON Schema: the answer is JSON valid for it, decoded by infilling (docs/tool-calls.md);
+  // `decode.threshold` is the commit threshold. The text is the JSON; stop tokens follow it.
+  std::optional<base::Json> response_format;
 };
 
 struct Timings {
@@ -61,6 +68,8 @@ class Engine {
   static base::Result<std::unique_ptr<Engine>> open(const EngineOptions& options);
 
   base::Result<GenerateResult> generate(const GenerateRequest& request);
+  // A tool call or a final answer by skeleton infilling (tool_call.h; engine/toolcall/).
+  base::Result<ToolCallResult> tool_call(const ToolCallRequest& request);
   // The exact prompt text a request renders to.
   std::string render_prompt(const GenerateRequest& request) const;
 
@@ -74,6 +83,8 @@ class Engine {
   Engine(std::unique_ptr<Model> model, Tokenizer tokenizer, ChatTemplate chat, int threads);
 
  private:
+  base::Result<GenerateResult> generate_json(const GenerateRequest& request);  // toolcall/tool_call.cpp
+
   std::unique_ptr<Model> model_;
   Tokenizer tokenizer_;
   ChatTemplate template_;

@@ -1,0 +1,88 @@
+// Tool calls and schema-constrained answers by infilling (docs/tool-calls.md). The answer canvas
+// after the prompt holds the call's JSON skeleton as committed tokens (tool-call markers, braces,
+// keys, punctuation, chosen enum/boolean literals); only value slots are masked, each with a token
+// budget and a per-position allowed-token set kept completable by a dynamic program over the
+// slot's positions. Choices among alternatives (call or answer, which tool, enum values, optional
+// properties, array length, anyOf branches) are scored by the model over the candidates. The
+// returned arguments always parse and validate against the chosen tool's schema.
+// Not a general JSON Schema engine: the decodable subset is docs/json-schema.md minus `pattern`
+// and minus `anyOf` next to other constraints (both rejected with the schema path).
+// Thread-safety: Engine::tool_call() serialises on the engine like generate().
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "dloop/base/json.h"
+#include "dloop/base/status.h"
+#include "dloop/engine/engine.h"
+
+namespace dloop::engine {
+
+enum class ReasoningEffort { kInstant, kLow, kMedium, kHigh };
+std::optional<ReasoningEffort> parse_reasoning_effort(std::string_view name);
+const char* reasoning_effort_name(ReasoningEffort effort);
+
+// One row of the preset table (engine/toolcall/presets.cpp, documented in docs/tool-calls.md).
+struct ReasoningPreset {
+  ReasoningEffort effort;
+  double threshold;                // commit every slot position whose renormalised confidence >= this
+  int64_t max_commits_per_pass;    // 0 = no limit (threshold only)
+  bool separate_name_pass;         // score tool names on a canvas with "<tool_call>{"name": "" committed
+  int64_t thinking_tokens;         // thinking span before the call (0: the bundled model was not trained to think)
+  int64_t answer_block_length;     // free-text answers: threshold decoding in blocks of this length
+};
+const ReasoningPreset& reasoning_preset(ReasoningEffort effort);
+
+struct ToolDefinition {
+  std::string name;
+  std::string description;
+  base::Json parameters = base::Json::object();  // JSON Schema of the arguments (an object schema)
+};
+
+struct ToolChoice {
+  enum class Kind { kAuto, kRequired, kNone, kNamed };
+  Kind kind = Kind::kAuto;
+  std::string name;  // kNamed only
+  static ToolChoice named(std::string n) { return {Kind::kNamed, std::move(n)}; }
+};
+std::optional<ToolChoice> parse_tool_choice(std::string_view text);  // auto|required|none|<tool name>
+
+struct ToolCallRequest {
+  std::vector<ChatMessage> messages;   // system, user, assistant (earlier calls as their text), tool
+  std::string raw_prompt;              // when messages is empty: the whole prompt, used verbatim
+                                       // (special tokens parsed; the tools are then not rendered)
+  std::vector<ToolDefinition> tools;
+  ToolChoice tool_choice;
+  ReasoningEffort effort = ReasoningEffort::kLow;
+  std::optional<base::Json> output_schema;  // a final answer is JSON valid for this schema
+  int64_t answer_length = 96;          // canvas of a free-text answer; the call canvas is padded to it
+  int64_t string_slot_tokens = 24;     // positions of a string value slot (more when minLength needs them)
+  int64_t number_slot_tokens = 12;     // positions of a number value slot
+};
+
+struct ToolCallResult {
+  bool is_call = false;
+  std::string name;                    // the tool, when is_call
+  std::string arguments;               // JSON text (Python json.dumps style), valid for the schema
+  base::Json arguments_json;
+  std::string answer;                  // the final answer (JSON text with output_schema)
+  std::string canvas_text;             // the decoded answer region as the model saw it (debugging)
+  double call_probability = -1;        // p(call) at the first answer position (auto only; else -1)
+  std::vector<std::pair<std::string, double>> name_scores;  // mean log-probability per offered tool
+  int64_t prompt_tokens = 0;
+  int64_t completion_tokens = 0;
+  int64_t steps = 0;
+  int64_t forward_passes = 0;
+  Timings timings;
+};
+
+// Checks a request without running the model: tool names (non-empty, distinct), schemas inside the
+// decodable subset, tool_choice naming an offered tool, enum sizes. Errors name the tool and the
+// JSON path ("tools[1] 'get_x': #/properties/d: unsupported keyword 'format'").
+base::Status validate_tool_call_request(const ToolCallRequest& request);
+
+}  // namespace dloop::engine
