@@ -10,6 +10,8 @@
 #include <cctype>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <map>
 #include <memory>
@@ -123,6 +125,7 @@ class Infiller {
   std::vector<float> logits_;                 // [rows x n_vocab]
   std::vector<double> lse_;                   // [rows] log-sum-exp without the mask token
   InfillResult result_;
+  bool trace_ = std::getenv("DLOOP_TOOLCALL_TRACE") != nullptr;  // each pass's canvas on stderr
 };
 
 void Infiller::push_text(const std::string& t) {
@@ -375,7 +378,7 @@ void Infiller::build_canvas() {
       std::string text = p.text;
       if (i + 1 < pieces_.size() && pieces_[i + 1].kind == Piece::kChoice) {
         Piece& c = pieces_[i + 1];
-        if (!c.blocking || clean) {
+        if (!c.blocking || clean || !o_.exact_prefix_choices) {
           c.text = merge_tail(text);  // the choice's tail for this pass
           text.resize(text.size() - c.text.size());
         }
@@ -391,7 +394,7 @@ void Infiller::build_canvas() {
       }
       clean = false;
     } else {  // choice
-      const bool scored = !p.blocking || clean;
+      const bool scored = !p.blocking || clean || !o_.exact_prefix_choices;
       const std::string tail = (i > 0 && pieces_[i - 1].kind == Piece::kText && scored) ? p.text : std::string();
       if (!scored) { clean = false; continue; }
       size_t len = 0;
@@ -444,6 +447,13 @@ base::Status Infiller::pass() {
   DLOOP_RETURN_IF_ERROR(ctx_.model.forward(ctx_.pool, canvas_, model_rows, logits_.data(), ctx_.state));
   result_.forward_ms += ms_since(t0);
   ++result_.forward_passes;
+  if (trace_) {
+    std::string shown;
+    for (size_t p = prompt_.size(); p < canvas_.size(); ++p) {
+      shown += canvas_[p] == ctx_.vocab.mask ? std::string("_") : "[" + ctx_.vocab.text[static_cast<size_t>(canvas_[p])] + "]";
+    }
+    std::fprintf(stderr, "pass %lld: %s\n", static_cast<long long>(result_.forward_passes), shown.c_str());
+  }
   auto t1 = Clock::now();
   lse_.assign(rows_.size(), 0);
   for (size_t r = 0; r < rows_.size(); ++r) {
@@ -481,13 +491,18 @@ base::Status Infiller::pass() {
 
 void Infiller::commit_slots() {
   struct Pred { size_t piece; size_t pos; int32_t token; double conf; };
-  std::vector<Pred> preds;
+  // Per slot, the predictions of its masked positions in order (left to right).
+  std::vector<std::vector<Pred>> per_slot;
   for (size_t i = 0; i < pieces_.size(); ++i) {
     if (pieces_[i].kind != Piece::kSlot) continue;
     Slot& s = slots_[static_cast<size_t>(pieces_[i].slot)];
     SlotDp dp = slot_dp(*s.aut, s.tokens);
+    per_slot.emplace_back();
     for (size_t j = 0; j < s.tokens.size(); ++j) {
-      if (s.tokens[j] != kMasked) continue;
+      if (s.tokens[j] != kMasked) {
+        if (o_.slot_left_to_right && !per_slot.back().empty()) break;  // only the first masked run
+        continue;
+      }
       const auto row = static_cast<size_t>(row_of_[static_cast<size_t>(piece_start_[i]) + j]);
       std::vector<int32_t> allowed = slot_allowed(*s.aut, dp, j);
       DLOOP_ASSERT(!allowed.empty());
@@ -498,20 +513,41 @@ void Infiller::commit_slots() {
         if (l > best_l) { best_l = l; best = t; }
       }
       for (int32_t t : allowed) sum += std::exp(logp(row, t) - best_l);
-      preds.push_back({i, j, best, allowed.size() == 1 ? 1.0 : 1.0 / sum});
+      per_slot.back().push_back({i, j, best, allowed.size() == 1 ? 1.0 : 1.0 / sum});
     }
   }
+  auto commit = [&](const Pred& p) {
+    Slot& s = slots_[static_cast<size_t>(pieces_[p.piece].slot)];
+    SlotDp dp = slot_dp(*s.aut, s.tokens);
+    if (!slot_allows(*s.aut, dp, p.pos, p.token)) return false;
+    s.tokens[p.pos] = p.token;
+    return true;
+  };
+  if (o_.slot_left_to_right) {
+    // Each slot commits its leftmost masked positions while they are confident; the most
+    // confident leftmost position overall is committed when no slot has one.
+    size_t committed = 0;
+    const Pred* fallback = nullptr;
+    for (const auto& preds : per_slot) {
+      if (preds.empty()) continue;
+      if (!fallback || preds[0].conf > fallback->conf) fallback = &preds[0];
+      for (const Pred& p : preds) {
+        if (p.conf < o_.threshold || !commit(p)) break;
+        ++committed;
+      }
+    }
+    if (committed == 0 && fallback) commit(*fallback);
+    return;
+  }
+  std::vector<Pred> preds;
+  for (const auto& v : per_slot) preds.insert(preds.end(), v.begin(), v.end());
   if (preds.empty()) return;
   std::stable_sort(preds.begin(), preds.end(), [](const Pred& a, const Pred& b) { return a.conf > b.conf; });
   size_t take = 0;
   while (take < preds.size() && preds[take].conf >= o_.threshold) ++take;
   take = std::max<size_t>(take, 1);
   if (o_.max_commits_per_pass > 0) take = std::min<size_t>(take, static_cast<size_t>(o_.max_commits_per_pass));
-  for (size_t k = 0; k < take; ++k) {
-    Slot& s = slots_[static_cast<size_t>(pieces_[preds[k].piece].slot)];
-    SlotDp dp = slot_dp(*s.aut, s.tokens);
-    if (slot_allows(*s.aut, dp, preds[k].pos, preds[k].token)) s.tokens[preds[k].pos] = preds[k].token;
-  }
+  for (size_t k = 0; k < take; ++k) commit(preds[k]);
 }
 
 void Infiller::resolve_choice(size_t i, size_t cand) {

@@ -38,6 +38,14 @@ struct InfillOptions {
   int64_t min_answer_length = 96;   // the answer region is padded with EOS up to this length
   int64_t string_budget = 24;       // positions of a string slot (grown when minLength needs more)
   int64_t number_budget = 12;       // positions of a number slot
+  // Layout choices (optional properties, array length, alternatives) are scored only once every
+  // slot before them is committed (exact prefix, one more pass per choice) when true; otherwise in
+  // the first pass that shows them, with the slots before them still masked.
+  bool exact_prefix_choices = false;
+  // Slots are filled from the left: each pass commits, per slot, its leftmost masked positions
+  // while their confidence reaches the threshold (all slots in parallel). Otherwise any masked
+  // position may be committed (global threshold over all slot positions).
+  bool slot_left_to_right = true;
 };
 
 struct InfillResult {

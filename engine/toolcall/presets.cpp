@@ -7,12 +7,13 @@
 namespace dloop::engine {
 namespace {
 
-// effort, threshold, max commits per pass, separate name pass, thinking tokens, answer block length
+// effort, threshold, max commits per pass, separate name pass, exact-prefix choices, thinking
+// tokens, answer block length
 constexpr std::array<ReasoningPreset, 4> kPresets = {{
-    {ReasoningEffort::kInstant, 0.5, 0, false, 0, 96},
-    {ReasoningEffort::kLow, 0.7, 0, false, 0, 32},
-    {ReasoningEffort::kMedium, 0.9, 0, true, 0, 32},
-    {ReasoningEffort::kHigh, 0.9, 2, true, 0, 8},
+    {ReasoningEffort::kInstant, 0.5, 0, false, false, 0, 96},
+    {ReasoningEffort::kLow, 0.7, 0, false, false, 0, 32},
+    {ReasoningEffort::kMedium, 0.9, 0, true, false, 0, 32},
+    {ReasoningEffort::kHigh, 0.9, 0, true, true, 0, 8},
 }};
 
 }  // namespace

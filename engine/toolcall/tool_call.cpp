@@ -221,6 +221,7 @@ base::Result<ToolCallResult> Engine::tool_call(const ToolCallRequest& request) {
     toolcall::InfillOptions io;
     io.threshold = preset.threshold;
     io.max_commits_per_pass = preset.max_commits_per_pass;
+    io.exact_prefix_choices = preset.exact_prefix_choices;
     io.min_answer_length = request.answer_length;
     io.string_budget = request.string_slot_tokens;
     io.number_budget = request.number_slot_tokens;
@@ -253,6 +254,7 @@ base::Result<ToolCallResult> Engine::tool_call(const ToolCallRequest& request) {
     toolcall::InfillOptions io;
     io.threshold = preset.threshold;
     io.max_commits_per_pass = preset.max_commits_per_pass;
+    io.exact_prefix_choices = preset.exact_prefix_choices;
     io.min_answer_length = request.answer_length;
     io.string_budget = request.string_slot_tokens;
     io.number_budget = request.number_slot_tokens;

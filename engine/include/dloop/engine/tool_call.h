@@ -32,6 +32,7 @@ struct ReasoningPreset {
   double threshold;                // commit every slot position whose renormalised confidence >= this
   int64_t max_commits_per_pass;    // 0 = no limit (threshold only)
   bool separate_name_pass;         // score tool names on a canvas with "<tool_call>{"name": "" committed
+  bool exact_prefix_choices;       // score optional properties etc. only after the slots before them are filled
   int64_t thinking_tokens;         // thinking span before the call (0: the bundled model was not trained to think)
   int64_t answer_block_length;     // free-text answers: threshold decoding in blocks of this length
 };
