@@ -1,6 +1,6 @@
-// ChatML and Llama-3 prompt rendering (see chat.h). The byte layout follows
-// the GGUF reference (gguf-and-architectures.md, section 10) and docs/model-format.md; tests/engine_load/chat_test.cpp pins
-// exact strings. Pure; thread-safe.
+// ChatML and Llama-3 prompt rendering (see chat.h). The byte layout follows the GGUF reference
+// (gguf-and-architectures.md, section 10) and docs/model-format.md; tests/engine_load/chat_test.cpp
+// pins the exact strings. Pure; thread-safe.
 #include "dloop/engine/chat.h"
 
 namespace dloop::engine {
@@ -57,17 +57,17 @@ std::string ChatTemplate::render(const std::vector<ChatMessage>& messages, const
   Turns turns = split_system(messages);
   std::string system = system_text(turns.system, tools);
   const bool chatml = kind_ == Kind::kChatMl;
+  // A turn is head + role + mid + content + tail.
+  const char* head = chatml ? "<|im_start|>" : "<|start_header_id|>";
+  const char* mid = chatml ? "\n" : "<|end_header_id|>\n\n";
+  const char* tail = chatml ? "<|im_end|>\n" : "<|eot_id|>";
   auto turn = [&](std::string& out, std::string_view role, std::string_view content) {
-    if (chatml) {
-      out.append("<|im_start|>").append(role).append("\n").append(content).append("<|im_end|>\n");
-    } else {
-      out.append("<|start_header_id|>").append(role).append("<|end_header_id|>\n\n").append(content).append("<|eot_id|>");
-    }
+    out.append(head).append(role).append(mid).append(content).append(tail);
   };
   std::string out = chatml ? "" : bos_text_;
   if (!system.empty()) turn(out, "system", system);
   for (size_t i = turns.first_message; i < messages.size(); ++i) turn(out, messages[i].role, messages[i].content);
-  if (add_generation_prompt) out += chatml ? "<|im_start|>assistant\n" : "<|start_header_id|>assistant<|end_header_id|>\n\n";
+  if (add_generation_prompt) out.append(head).append("assistant").append(mid);
   return out;
 }
 

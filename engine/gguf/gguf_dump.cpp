@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "dloop/engine/gguf.h"
@@ -18,6 +19,7 @@ constexpr uint64_t kMaxArrayItems = 8;
 std::string string_literal(std::string_view s) {
   std::string out = "\"";
   size_t n = std::min(s.size(), kMaxStringBytes);
+  while (n < s.size() && n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;  // whole characters
   for (size_t i = 0; i < n; ++i) {
     auto c = static_cast<unsigned char>(s[i]);
     if (c == '"' || c == '\\') {
@@ -38,15 +40,22 @@ std::string string_literal(std::string_view s) {
   return out;
 }
 
+// The shortest %g text that reads back as the same value (as a float for f32 values).
+std::string float_text(double x, bool is_f32) {
+  char buf[40];
+  for (int precision = 6; precision <= 17; ++precision) {
+    std::snprintf(buf, sizeof(buf), "%.*g", precision, x);
+    double back = std::strtod(buf, nullptr);
+    if (is_f32 ? static_cast<float>(back) == static_cast<float>(x) : back == x) break;
+  }
+  return buf;
+}
+
 std::string element_text(const GgufValue& v, uint64_t i) {
   GgufType t = v.elem_type();
   if (t == GgufType::kString) return string_literal(v.string_at(i));
   if (t == GgufType::kBool) return v.bool_at(i) ? "true" : "false";
-  if (gguf_type_is_float(t)) {
-    char buf[32];
-    std::snprintf(buf, sizeof(buf), "%.9g", v.float_at(i));
-    return buf;
-  }
+  if (gguf_type_is_float(t)) return float_text(v.float_at(i), t == GgufType::kF32);
   if (std::optional<int64_t> x = v.int_at(i)) return std::to_string(*x);
   return std::to_string(*v.uint_at(i));
 }

@@ -46,9 +46,11 @@ uint64_t scalar_bytes(GgufType t) {
   }
 }
 
+// A key or tensor name for an error message: quoted, control bytes escaped, long names cut.
 std::string quoted(std::string_view s) {
+  constexpr size_t kMaxShown = 96;
   std::string out = "'";
-  for (char c : s) {
+  for (char c : s.substr(0, kMaxShown)) {
     auto u = static_cast<unsigned char>(c);
     if (u < 0x20 || u == 0x7f) {
       static const char* kHex = "0123456789abcdef";
@@ -59,6 +61,7 @@ std::string quoted(std::string_view s) {
       out += c;
     }
   }
+  if (s.size() > kMaxShown) out += "...";
   return out + "'";
 }
 

@@ -116,7 +116,8 @@ TEST(ChatTemplate, Llama3StyleOfLlada) {
 
 TEST(ChatTemplate, Llama3BeginOfText) {
   ChatTemplate t = ChatTemplate::detect("<|begin_of_text|><|start_header_id|>");
-  EXPECT_EQ(t.render({{"user", "x"}}, {}, false), "<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nx<|eot_id|>");
+  EXPECT_EQ(t.render({{"user", "x"}}, {}, false),
+            "<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nx<|eot_id|>");
 }
 
 TEST(ChatTemplate, RenderedPromptTokenizesLikeTheGolden) {

@@ -210,7 +210,8 @@ TEST(GgufGetters, ErrorsNameTheKeyAndTypes) {
   EXPECT_FALSE(g.get_u32("k.big").ok());
   EXPECT_FALSE(g.get_u32("k.arr").ok());
   EXPECT_EQ(g.get_string("k.f").status().message(), "m.gguf: key 'k.f': expected string, got f32");
-  EXPECT_EQ(g.get_f32_array("k.arr").status().message(), "m.gguf: key 'k.arr': expected array of f32, got array of i32");
+  EXPECT_EQ(g.get_f32_array("k.arr").status().message(),
+            "m.gguf: key 'k.arr': expected array of f32, got array of i32");
   EXPECT_FALSE(g.get_bool("k.str").ok());
   EXPECT_FALSE(g.get_string_array("k.str").ok());
   EXPECT_FALSE(g.get_i32_array("k.f").ok());
