@@ -24,6 +24,7 @@ int not_implemented(const char* verb) {
 const std::vector<Command>& commands() {
   static const std::vector<Command> table = {
       {"generate", "generate text with a diffusion model", &cmd_generate},
+      {"validate", "check workflow files and report every error with file:line:column", &cmd_validate},
       {"bench", "measure engine performance against baselines measured in the same run", &cmd_bench},
       {"runs", "list runs or show one run", &cmd_runs},
   };
@@ -37,7 +38,6 @@ const std::vector<Command>& planned_commands() {
       DLOOP_PLANNED("replay", "re-execute a recorded run and report the first divergence"),
       DLOOP_PLANNED("trace", "export or import a run's trace"),
       DLOOP_PLANNED("serve", "serve the OpenAI-compatible HTTP API and the runs API"),
-      DLOOP_PLANNED("validate", "check a workflow file and report every error"),
   };
   return table;
 }

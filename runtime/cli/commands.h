@@ -26,6 +26,7 @@ const std::vector<Command>& planned_commands();
 // The verbs (one cmd_<verb>.cpp each).
 int cmd_generate(const std::vector<std::string>& args);
 int cmd_bench(const std::vector<std::string>& args);
+int cmd_validate(const std::vector<std::string>& args);
 int cmd_runs(const std::vector<std::string>& args);
 
 // Runs `dloop ARGS...` (argv without the program name); returns the exit code.
