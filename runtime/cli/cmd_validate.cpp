@@ -1,13 +1,15 @@
 // `dloop validate FILE...`: loads each workflow file and prints every problem as
 // "file:line:column: error: message", then a summary line per file ("flow.yaml: ok" or
 // "flow.yaml: 3 errors"). --json prints one JSON object instead. Exit 0 when every file is valid,
-// 2 when any is not (or on bad usage). Checks only: nothing is run, no model is loaded.
+// 2 when any is not (or on bad usage). Checks only: nothing is run, no model is loaded; `use:`
+// names are checked against the built-in tools of this build.
 #include <cstdio>
 #include <string>
 
 #include "args.h"
 #include "commands.h"
 #include "dloop/base/json.h"
+#include "dloop/tools/builtins.h"
 #include "dloop/workflows/load.h"
 
 namespace dloop::cli {
@@ -38,10 +40,12 @@ int cmd_validate(const std::vector<std::string>& args) {
     return kExitUsage;
   }
   const bool json = parsed->has("json");
+  workflows::LoadOptions options;
+  options.builtin_tools = tools::builtin_names();  // `use:` must name a built-in of this build
   bool all_valid = true;
   base::Json files = base::Json::array();
   for (const auto& path : parsed->positional()) {
-    std::vector<workflows::Diagnostic> diags = workflows::validate_file(path);
+    std::vector<workflows::Diagnostic> diags = workflows::validate_file(path, options);
     all_valid = all_valid && diags.empty();
     if (json) {
       base::Json list = base::Json::array();

@@ -81,6 +81,19 @@ TEST(ValidateCli, JsonOutput) {
   EXPECT_EQ(ok.code, 0);
 }
 
+TEST(ValidateCli, BuiltinToolNamesAreChecked) {
+  const std::string path = testing::TempDir() + "/dloop_validate_builtin.yaml";
+  FILE* f = fopen(path.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  fputs("name: t\ntools: [{use: file_wirte}]\nsteps: [{id: a, tool: file_wirte}]\n", f);
+  fclose(f);
+  Outcome o = run_validate(path);
+  EXPECT_EQ(o.code, 2);
+  EXPECT_NE(o.out.find(path + ":2:15: error: unknown built-in tool 'file_wirte' (did you mean 'file_write'?)"),
+            std::string::npos)
+      << o.out;
+}
+
 TEST(ValidateCli, Usage) {
   Outcome none = run_validate("");
   EXPECT_EQ(none.code, 2);
