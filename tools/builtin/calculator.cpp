@@ -63,11 +63,9 @@ class Evaluator {
       else if (eat('/')) op = '/';
       else if (eat('%')) op = '%';
       else return v;
-      size_t at = pos_;
       DLOOP_ASSIGN_OR_RETURN(double r, unary(depth));
       if (op == '*') { v *= r; continue; }
-      if (r == 0) return base::out_of_range(std::string(op == '/' ? "division" : "modulo") +
-                                            " by zero (the divisor after position " + std::to_string(at) + " is 0)");
+      if (r == 0) return base::out_of_range(op == '/' ? "division by zero" : "modulo by zero");
       v = op == '/' ? v / r : std::fmod(v, r);
     }
   }
