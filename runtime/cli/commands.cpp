@@ -23,6 +23,8 @@ int not_implemented(const char* verb) {
 
 const std::vector<Command>& commands() {
   static const std::vector<Command> table = {
+      {"run", "run a workflow file and print its outputs as JSON", &cmd_run},
+      {"resume", "finish an interrupted run from its event log", &cmd_resume},
       {"generate", "generate text with a diffusion model", &cmd_generate},
       {"validate", "check workflow files and report every error with file:line:column", &cmd_validate},
       {"bench", "measure engine performance against baselines measured in the same run", &cmd_bench},
@@ -33,8 +35,6 @@ const std::vector<Command>& commands() {
 
 const std::vector<Command>& planned_commands() {
   static const std::vector<Command> table = {
-      DLOOP_PLANNED("run", "run a workflow file and print its outputs as JSON"),
-      DLOOP_PLANNED("resume", "finish an interrupted run from its event log"),
       DLOOP_PLANNED("replay", "re-execute a recorded run and report the first divergence"),
       DLOOP_PLANNED("trace", "export or import a run's trace"),
       DLOOP_PLANNED("serve", "serve the OpenAI-compatible HTTP API and the runs API"),

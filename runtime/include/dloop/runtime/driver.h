@@ -1,0 +1,32 @@
+// run_workflows(): the process-level driver behind `dloop run` and `dloop resume`. One io_context
+// on the calling thread; a thread pool for tools' blocking work; one worker thread for Store calls;
+// the engine on its own thread. Up to `parallel` runs execute at once as coroutines. SIGINT and
+// SIGTERM (asio::signal_set) cancel every run gracefully: in-flight tools are stopped, nothing is
+// marked completed that did not complete, and each run ends `cancelled` and stays resumable.
+// Call from one thread at a time (it installs signal handlers for its duration).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dloop/memory/store.h"
+#include "dloop/runtime/executor.h"
+
+namespace dloop::runtime {
+
+struct DriverOptions {
+  std::shared_ptr<memory::Store> store;
+  std::string model_path;  // "" = no engine (agent steps fail with model_error)
+  int parallel = 1;        // runs at once
+  int blocking_threads = 4;
+};
+
+struct DriverResult {
+  std::vector<RunOutcome> runs;  // in request order
+  bool interrupted = false;      // a signal arrived
+};
+
+DriverResult run_workflows(std::vector<RunRequest> requests, const DriverOptions& options);
+
+}  // namespace dloop::runtime

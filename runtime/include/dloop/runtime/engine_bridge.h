@@ -1,0 +1,43 @@
+// EngineBridge: the engine on its own thread. tool_call() queues the request on the engine thread
+// (opening the model there on first use) and resumes the awaiting coroutine on its own executor
+// with the result, so the event loop never runs a forward pass. Requests from all runs are served
+// one at a time in arrival order. Thread-safe.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/thread_pool.hpp>
+
+#include "dloop/base/status.h"
+#include "dloop/engine/engine.h"
+#include "dloop/engine/tool_call.h"
+
+namespace dloop::runtime {
+
+class EngineBridge {
+ public:
+  // `model_path` is opened lazily, on the engine thread, by the first request.
+  explicit EngineBridge(std::string model_path, int threads = 0);
+  ~EngineBridge();
+  EngineBridge(const EngineBridge&) = delete;
+  EngineBridge& operator=(const EngineBridge&) = delete;
+
+  const std::string& model_path() const { return model_path_; }
+  // Errors: the model failed to open, or the engine rejected the request.
+  boost::asio::awaitable<base::Result<engine::ToolCallResult>> tool_call(engine::ToolCallRequest request);
+
+ private:
+  base::Result<engine::ToolCallResult> run_on_engine_thread(const engine::ToolCallRequest& request);
+
+  std::string model_path_;
+  int threads_ = 0;
+  boost::asio::thread_pool thread_{1};
+  std::unique_ptr<engine::Engine> engine_;  // touched only on thread_
+  base::Status open_status_;
+  bool opened_ = false;
+};
+
+}  // namespace dloop::runtime

@@ -1,0 +1,483 @@
+// The run driver: creates (or resumes) the run in the Store, builds the tool registry, walks the
+// top-level steps, evaluates `outputs` and writes the terminal event. Per-step attempts, retries
+// with backoff, `if` skipping and resume short-cuts live in run_step(). See run_context.h.
+#include <atomic>
+#include <csignal>
+#include <cstdlib>
+#include <ctime>
+
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+
+#include "dloop/base/log.h"
+#include "dloop/tools/builtins.h"
+#include "dloop/tools/command_tool.h"
+#include "dloop/runtime/store_kv.h"
+#include "offload.h"
+#include "run_context.h"
+
+namespace dloop::runtime {
+
+namespace et = memory::event_type;
+using workflows::Step;
+
+Json step_record(const Outcome& o) {
+  Json r = Json::object();
+  const bool ok = o.kind == Outcome::Kind::kOk;
+  r.set("output", ok ? o.output : Json());
+  r.set("status", ok ? "succeeded" : o.kind == Outcome::Kind::kSkipped ? "skipped" : "failed");
+  if (o.kind == Outcome::Kind::kFailed) {
+    Json e = Json::object();
+    e.set("kind", o.error_kind);
+    e.set("message", o.message);
+    r.set("error", std::move(e));
+  } else {
+    r.set("error", Json());
+  }
+  return r;
+}
+
+Outcome outcome_from_exception(std::exception_ptr e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const boost::system::system_error& se) {
+    if (se.code() == asio::error::operation_aborted) return Outcome::cancelled();
+    return Outcome::fail("any", se.what());
+  } catch (const std::exception& ex) {
+    return Outcome::fail("any", std::string("internal error: ") + ex.what());
+  } catch (...) {
+    return Outcome::fail("any", "internal error");
+  }
+}
+
+namespace {
+
+// Test hook for the crash-resume test: DLOOP_TEST_KILL_AFTER_COMMITS=N makes the process SIGKILL
+// itself right after its N-th committed batch, the way a crash would.
+void maybe_kill_for_test() {
+  static const long limit = [] {
+    const char* v = std::getenv("DLOOP_TEST_KILL_AFTER_COMMITS");
+    return v ? std::atol(v) : 0L;
+  }();
+  static std::atomic<long> commits{0};
+  if (limit > 0 && ++commits >= limit) ::raise(SIGKILL);
+}
+
+}  // namespace
+
+RunContext::RunContext(RunRequest request, RuntimeServices services)
+    : request_(std::move(request)), services_(std::move(services)) {}
+
+const memory::Event* RunContext::recorded(const std::string& path, int64_t attempt, std::string_view type,
+                                          int64_t ordinal) const {
+  auto it = recorded_.find(Key{path, attempt, std::string(type), ordinal});
+  return it == recorded_.end() ? nullptr : &it->second;
+}
+
+workflows::EvalContext RunContext::eval_context(const Scope& scope) const {
+  workflows::EvalContext c;
+  c.bind("inputs", request_.inputs);
+  c.bind("run", run_info_);
+  c.bind("env", env_);
+  c.bind("steps", scope.steps);
+  for (const auto& [name, value] : scope.vars) c.bind(name, value);
+  return c;
+}
+
+asio::awaitable<base::Status> RunContext::commit(std::vector<memory::NewEvent> events) {
+  if (events.empty()) co_return base::Status();
+  auto store = services_.store;
+  auto work = [store, run_id = run_id_, events]() mutable {
+    memory::Batch batch(run_id);
+    for (auto& e : events) batch.append(std::move(e));
+    return store->commit(batch);
+  };
+  auto op = offload_boxed<base::Result<int64_t>>(services_.db, std::move(work));
+  auto box = co_await std::move(op);
+  base::Status st = box.value->status();
+  maybe_kill_for_test();
+  if (st.ok() && request_.on_event) {
+    int64_t seq = **box.value - static_cast<int64_t>(events.size());
+    for (auto& e : events) {
+      memory::Event ev;
+      ev.run_id = run_id_;
+      ev.seq = ++seq;
+      ev.type = e.type;
+      ev.step_path = e.step_path;
+      ev.attempt = e.attempt;
+      ev.turn = e.turn;
+      ev.payload = e.payload;
+      request_.on_event(ev);
+    }
+  }
+  co_return st;
+}
+
+base::Status RunContext::build_registry() {
+  const auto& wf = *request_.workflow;
+  auto kv = std::make_shared<StoreKvStore>(services_.store);
+  workflows::EvalContext ctx;
+  ctx.bind("inputs", request_.inputs);
+  ctx.bind("run", run_info_);
+  ctx.bind("env", env_);
+  const std::filesystem::path base_dir = std::filesystem::path(request_.workflow_path).parent_path();
+  for (const auto& t : wf.tools) {
+    std::shared_ptr<tools::Tool> tool;
+    if (const auto* b = std::get_if<workflows::BuiltinTool>(&t.spec)) {
+      DLOOP_ASSIGN_OR_RETURN(Json with, workflows::evaluate_value(b->with, ctx));
+      tools::BuiltinSpec spec{b->use, t.name, t.description, std::move(with)};
+      DLOOP_ASSIGN_OR_RETURN(tool, tools::make_builtin(spec, tools::BuiltinEnv{kv}));
+    } else if (const auto* c = std::get_if<workflows::CommandTool>(&t.spec)) {
+      DLOOP_ASSIGN_OR_RETURN(Json command, workflows::evaluate_value(c->command, ctx));
+      Json decl = Json::object();
+      decl.set("name", t.name);
+      if (!t.description.empty()) decl.set("description", t.description);
+      decl.set("command", std::move(command));
+      decl.set("parameters", c->parameters);
+      if (c->timeout_ms) decl.set("timeout", std::to_string(*c->timeout_ms) + "ms");
+      DLOOP_ASSIGN_OR_RETURN(tool, tools::make_command_tool(decl, base_dir.empty() ? "." : base_dir));
+    } else {
+      return base::unimplemented("tool at line " + std::to_string(t.location.line) +
+                                 ": MCP servers are not supported by this version of `dloop run`");
+    }
+    DLOOP_RETURN_IF_ERROR(registry_.add(std::move(tool)));
+  }
+  return base::Status();
+}
+
+asio::awaitable<base::Status> RunContext::start() {
+  const auto& wf = *request_.workflow;
+  for (const auto& name : wf.env) {
+    const char* v = std::getenv(name.c_str());
+    env_.set(name, v ? Json(v) : Json());
+  }
+  auto store = services_.store;
+  if (request_.resume_run_id.empty()) {
+    memory::NewRun nr;
+    nr.workflow = wf.name;
+    nr.workflow_path = request_.workflow_path;
+    nr.workflow_hash = request_.workflow_hash;
+    nr.inputs = request_.inputs;
+    auto work = [store, nr]() { return store->create_run(nr); };
+    auto op = offload_boxed<base::Result<std::string>>(services_.db, std::move(work));
+    auto box = co_await std::move(op);
+    if (!box.value->ok()) co_return box.value->status();
+    run_id_ = **box.value;
+  } else {
+    run_id_ = request_.resume_run_id;
+    auto work = [store, id = run_id_]() { return store->events(id); };
+    auto op = offload_boxed<base::Result<std::vector<memory::Event>>>(services_.db, std::move(work));
+    auto box = co_await std::move(op);
+    if (!box.value->ok()) co_return box.value->status();
+    int64_t last = 0;
+    for (auto& e : **box.value) {
+      last = e.seq;
+      recorded_.emplace(Key{e.step_path, e.attempt, e.type, e.ordinal}, std::move(e));
+    }
+    memory::NewEvent resumed;
+    resumed.type = std::string(et::kRunResumed);
+    resumed.payload.set("from_seq", last);
+    resumed.payload.set("reason", "dloop resume");
+    std::vector<memory::NewEvent> evs;
+    evs.push_back(std::move(resumed));
+    auto c = commit(std::move(evs));
+    base::Status st = co_await std::move(c);
+    if (!st.ok()) co_return st;
+  }
+  if (request_.on_run_id) request_.on_run_id(run_id_);
+  run_info_.set("id", run_id_);
+  run_info_.set("workflow", wf.name);
+  const memory::Event* started = recorded("", 0, et::kRunStarted, 0);
+  run_info_.set("started_at", started ? Json(started->ts) : Json(""));
+  co_return build_registry();
+}
+
+asio::awaitable<RunOutcome> RunContext::run() {
+  RunOutcome result;
+  auto s = start();
+  base::Status st = co_await std::move(s);
+  result.run_id = run_id_;
+  Scope scope;
+  if (!st.ok()) {
+    if (run_id_.empty()) {
+      result.status = st;
+      co_return result;
+    }
+    auto f = finish(Outcome::fail("any", st.message()), scope);
+    co_return co_await std::move(f);
+  }
+  Outcome o;
+  try {
+    auto steps = run_steps(request_.workflow->steps, scope, "", Deadline::max());
+    o = co_await std::move(steps);
+  } catch (...) {
+    o = outcome_from_exception(std::current_exception());
+  }
+  if (cancelled()) o = Outcome::cancelled();
+  auto f = finish(std::move(o), scope);
+  co_return co_await std::move(f);
+}
+
+asio::awaitable<RunOutcome> RunContext::finish(Outcome o, const Scope& scope) {
+  RunOutcome result;
+  result.run_id = run_id_;
+  memory::RunStatus status = memory::RunStatus::kCompleted;
+  std::string error;
+  Json outputs = Json::object();
+  if (o.stops_run()) {
+    status = o.kind == Outcome::Kind::kCancelled ? memory::RunStatus::kCancelled : memory::RunStatus::kFailed;
+    error = o.message;
+  } else {
+    workflows::EvalContext ctx = eval_context(scope);
+    for (const auto& [name, value] : request_.workflow->outputs) {
+      auto v = workflows::evaluate_value(value, ctx);
+      if (!v.ok()) {
+        status = memory::RunStatus::kFailed;
+        error = "outputs." + name + ": " + v.status().message();
+        break;
+      }
+      outputs.set(name, std::move(v).value());
+    }
+  }
+  auto store = services_.store;
+  auto work = [store, id = run_id_, status, outputs, error]() {
+    return store->finish_run(id, status, status == memory::RunStatus::kCompleted ? outputs : Json(), error);
+  };
+  auto op = offload_boxed<base::Result<int64_t>>(services_.db, std::move(work));
+  auto box = co_await std::move(op);
+  if (!box.value->ok()) {
+    result.status = box.value->status();
+    co_return result;
+  }
+  if (request_.on_event) {
+    memory::Event ev;
+    ev.run_id = run_id_;
+    ev.seq = **box.value;
+    ev.type = status == memory::RunStatus::kCompleted ? "run_completed"
+              : status == memory::RunStatus::kFailed  ? "run_failed"
+                                                       : "run_cancelled";
+    ev.payload = Json::object();
+    if (status == memory::RunStatus::kCompleted) ev.payload.set("outputs", outputs);
+    else ev.payload.set("error", error);
+    request_.on_event(ev);
+  }
+  if (status == memory::RunStatus::kCompleted) {
+    result.outputs = std::move(outputs);
+  } else if (status == memory::RunStatus::kCancelled) {
+    result.status = base::cancelled(error);
+  } else {
+    result.status = base::Status(base::Code::kInternal, error);
+  }
+  co_return result;
+}
+
+asio::awaitable<Outcome> RunContext::run_steps(const std::vector<Step>& steps, Scope& scope,
+                                               const std::string& prefix, Deadline deadline) {
+  Outcome last = Outcome::ok(Json());
+  for (const auto& step : steps) {
+    if (cancelled()) co_return Outcome::cancelled();
+    if (Clock::now() >= deadline) co_return Outcome::fail("timeout", "the enclosing step's timeout passed");
+    auto s = run_step(step, scope, prefix, deadline);
+    last = co_await std::move(s);
+    if (last.stops_run()) co_return last;
+  }
+  // A body's output is its last step's output (null when that step was skipped or failed).
+  Outcome out = Outcome::ok(last.kind == Outcome::Kind::kOk ? last.output : Json());
+  co_return out;
+}
+
+namespace {
+
+bool retry_applies(const workflows::RetryPolicy& p, const std::string& kind) {
+  if (kind == "cancelled") return false;
+  for (auto k : p.on) {
+    if (k == workflows::ErrorKind::kAny || kind == workflows::error_kind_name(k)) return true;
+  }
+  return false;
+}
+
+memory::NewEvent event(std::string_view type, const std::string& path, int64_t attempt, Json payload) {
+  memory::NewEvent e;
+  e.type = std::string(type);
+  e.step_path = path;
+  e.attempt = attempt;
+  e.payload = std::move(payload);
+  return e;
+}
+
+Json error_json(const Outcome& o) {
+  Json e = Json::object();
+  e.set("code", o.error_kind);
+  e.set("message", o.message);
+  return e;
+}
+
+}  // namespace
+
+asio::awaitable<Outcome> RunContext::run_step(const Step& step, Scope& scope, const std::string& prefix,
+                                              Deadline deadline) {
+  const std::string path = prefix.empty() ? step.id : prefix + "/" + step.id;
+  // Resume: a step the log shows finished is not run again.
+  for (int64_t a = 1;; ++a) {
+    if (!recorded(path, a, et::kStepStarted, 0)) break;
+    if (const auto* done = recorded(path, a, et::kStepCompleted, 0)) {
+      const Json* out = done->payload.find("output");
+      Outcome o = Outcome::ok(out ? *out : Json());
+      scope.steps.set(step.id, step_record(o));
+      co_return o;
+    }
+  }
+  if (recorded(path, 0, et::kStepSkipped, 0)) {
+    Outcome o;
+    o.kind = Outcome::Kind::kSkipped;
+    scope.steps.set(step.id, step_record(o));
+    co_return o;
+  }
+  const bool is_if = std::holds_alternative<workflows::IfStep>(step.kind);
+  if (step.condition && !is_if) {
+    auto v = workflows::render(*step.condition, eval_context(scope));
+    if (!v.ok()) {
+      Outcome o = Outcome::fail("any", "step '" + step.id + "': if: " + v.status().message());
+      scope.steps.set(step.id, step_record(o));
+      co_return o;
+    }
+    if (!workflows::truthy(*v)) {
+      Json payload = Json::object();
+      payload.set("reason", "condition is false");
+      std::vector<memory::NewEvent> evs;
+      evs.push_back(event(et::kStepSkipped, path, 0, std::move(payload)));
+      auto c = commit(std::move(evs));
+      base::Status st = co_await std::move(c);
+      Outcome o;
+      o.kind = Outcome::Kind::kSkipped;
+      if (!st.ok()) o = Outcome::fail("unavailable", st.message());
+      scope.steps.set(step.id, step_record(o));
+      co_return o;
+    }
+  }
+  const workflows::RetryPolicy policy = step.retry.value_or(workflows::RetryPolicy{});
+  const int max_attempts = std::max(1, policy.max_attempts);
+  double delay_ms = static_cast<double>(policy.backoff_ms);
+  Outcome o;
+  for (int64_t attempt = 1; attempt <= max_attempts; ++attempt) {
+    if (cancelled()) co_return Outcome::cancelled();
+    std::vector<memory::NewEvent> pending;
+    if (!recorded(path, attempt, et::kStepStarted, 0)) {
+      Json payload = Json::object();
+      payload.set("kind", workflows::step_kind_name(step.kind));
+      pending.push_back(event(et::kStepStarted, path, attempt, std::move(payload)));
+      auto c = commit(std::move(pending));
+      base::Status st = co_await std::move(c);
+      pending.clear();
+      if (!st.ok()) co_return Outcome::fail("unavailable", st.message());
+    }
+    bool replayed_failure = false;
+    if (const auto* failed = recorded(path, attempt, et::kStepFailed, 0)) {
+      const Json* err = failed->payload.find("error");
+      const Json* code = err ? err->find("code") : nullptr;
+      const Json* msg = err ? err->find("message") : nullptr;
+      o = Outcome::fail(code && code->is_string() ? code->as_string() : "any",
+                        msg && msg->is_string() ? msg->as_string() : "failed");
+      replayed_failure = true;
+    } else {
+      Deadline d = deadline;
+      if (step.timeout_ms) d = std::min(d, Clock::now() + std::chrono::milliseconds(*step.timeout_ms));
+      try {
+        auto body = run_body(step, scope, path, attempt, d, pending);
+        o = co_await std::move(body);
+      } catch (...) {
+        o = outcome_from_exception(std::current_exception());
+      }
+      if (o.kind == Outcome::Kind::kFailed && o.error_kind != "timeout" && Clock::now() >= d && d != deadline) {
+        o.error_kind = "timeout";
+      }
+      if (cancelled() || o.kind == Outcome::Kind::kCancelled) co_return Outcome::cancelled();
+      if (o.kind == Outcome::Kind::kOk) {
+        Json payload = Json::object();
+        payload.set("output", o.output);
+        pending.push_back(event(et::kStepCompleted, path, attempt, std::move(payload)));
+      } else {
+        Json payload = Json::object();
+        payload.set("error", error_json(o));
+        payload.set("retryable", attempt < max_attempts && retry_applies(policy, o.error_kind));
+        pending.push_back(event(et::kStepFailed, path, attempt, std::move(payload)));
+      }
+      auto c = commit(std::move(pending));
+      base::Status st = co_await std::move(c);
+      if (!st.ok()) co_return Outcome::fail("unavailable", st.message());
+    }
+    if (o.kind == Outcome::Kind::kOk) break;
+    if (attempt >= max_attempts || !retry_applies(policy, o.error_kind)) break;
+    if (!replayed_failure) {
+      auto ex = co_await asio::this_coro::executor;
+      asio::steady_timer timer(ex);
+      timer.expires_after(std::chrono::milliseconds(static_cast<int64_t>(delay_ms)));
+      boost::system::error_code ec;
+      auto wait = timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+      co_await std::move(wait);
+    }
+    delay_ms *= policy.multiplier;
+  }
+  if (o.kind == Outcome::Kind::kFailed) {
+    o.message = "step '" + path + "': " + o.message;
+    o.continued = step.continue_on_error;
+  }
+  scope.steps.set(step.id, step_record(o));
+  co_return o;
+}
+
+asio::awaitable<Outcome> RunContext::run_body(const Step& step, Scope& scope, const std::string& path,
+                                              int64_t attempt, Deadline deadline,
+                                              std::vector<memory::NewEvent>& pending) {
+  // Children of a retried container get distinct paths so resume never mixes attempts.
+  const std::string child = attempt > 1 ? path + "@" + std::to_string(attempt) : path;
+  if (const auto* t = std::get_if<workflows::ToolStep>(&step.kind)) {
+    auto r = run_tool(step, *t, scope, path, attempt, deadline, pending);
+    co_return co_await std::move(r);
+  }
+  if (const auto* a = std::get_if<workflows::AgentStep>(&step.kind)) {
+    auto r = run_agent(step, *a, scope, path, attempt, deadline, pending);
+    co_return co_await std::move(r);
+  }
+  if (const auto* s = std::get_if<workflows::SetStep>(&step.kind)) {
+    Json out = Json::object();
+    workflows::EvalContext ctx = eval_context(scope);
+    for (const auto& [name, value] : s->values) {
+      auto v = workflows::evaluate_value(value, ctx);
+      if (!v.ok()) co_return Outcome::fail("any", "set." + name + ": " + v.status().message());
+      out.set(name, std::move(v).value());
+    }
+    co_return Outcome::ok(std::move(out));
+  }
+  if (const auto* i = std::get_if<workflows::IfStep>(&step.kind)) {
+    bool take_then = true;
+    if (step.condition) {
+      auto v = workflows::render(*step.condition, eval_context(scope));
+      if (!v.ok()) co_return Outcome::fail("any", "if: " + v.status().message());
+      take_then = workflows::truthy(*v);
+    }
+    auto r = run_steps(take_then ? i->then_steps : i->else_steps, scope, child, deadline);
+    co_return co_await std::move(r);
+  }
+  if (const auto* f = std::get_if<workflows::ForEachStep>(&step.kind)) {
+    auto r = run_for_each(*f, scope, child, deadline);
+    co_return co_await std::move(r);
+  }
+  if (const auto* r = std::get_if<workflows::RepeatUntilStep>(&step.kind)) {
+    auto op = run_repeat(*r, scope, child, deadline);
+    co_return co_await std::move(op);
+  }
+  const auto& p = std::get<workflows::ParallelStep>(step.kind);
+  auto op = run_parallel(p, scope, child, deadline);
+  co_return co_await std::move(op);
+}
+
+asio::awaitable<RunOutcome> execute_run(RunRequest request, RuntimeServices services) {
+  auto ctx = std::make_shared<RunContext>(std::move(request), std::move(services));
+  co_await asio::this_coro::throw_if_cancelled(false);
+  auto r = ctx->run();
+  co_return co_await std::move(r);
+}
+
+}  // namespace dloop::runtime

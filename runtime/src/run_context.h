@@ -1,0 +1,129 @@
+// RunContext: the state of one executing run (private to runtime/). It walks the workflow's step
+// tree as coroutines on the loop's executor, keeps the expression scope, commits events through
+// the Store on the db worker, and, when resuming, answers "was this already recorded?" from the
+// log it loaded at the start. Used by one run's coroutines only, all on one executor.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include <boost/asio/awaitable.hpp>
+
+#include "dloop/base/json.h"
+#include "dloop/memory/records.h"
+#include "dloop/runtime/executor.h"
+#include "dloop/tools/registry.h"
+#include "dloop/workflows/expr.h"
+
+namespace dloop::runtime {
+
+namespace asio = boost::asio;
+using base::Json;
+using Clock = std::chrono::steady_clock;
+using Deadline = Clock::time_point;
+
+// Expression names visible to a step: steps.<id> records and loop variables.
+struct Scope {
+  Json steps = Json::object();
+  std::vector<std::pair<std::string, Json>> vars;  // as/index of enclosing loops, innermost last
+};
+
+// How a step (or a body) ended.
+struct Outcome {
+  enum class Kind { kOk, kSkipped, kFailed, kCancelled };
+  Kind kind = Kind::kOk;
+  Json output;
+  std::string error_kind;  // workflows::error_kind_name() of the failure
+  std::string message;
+  bool continued = false;  // failed, but continue_on_error let the run go on
+
+  static Outcome ok(Json output) {
+    Outcome o;
+    o.output = std::move(output);
+    return o;
+  }
+  static Outcome fail(std::string kind, std::string message) {
+    Outcome o;
+    o.kind = Kind::kFailed;
+    o.error_kind = std::move(kind);
+    o.message = std::move(message);
+    return o;
+  }
+  static Outcome cancelled() {
+    Outcome o;
+    o.kind = Kind::kCancelled;
+    o.error_kind = "cancelled";
+    o.message = "the run was interrupted";
+    return o;
+  }
+  bool stops_run() const { return kind == Kind::kCancelled || (kind == Kind::kFailed && !continued); }
+};
+
+class RunContext {
+ public:
+  RunContext(RunRequest request, RuntimeServices services);
+
+  asio::awaitable<RunOutcome> run();
+
+  // --- used by the step implementations (executor.cpp, steps.cpp, agent_step.cpp) ---
+  asio::awaitable<Outcome> run_steps(const std::vector<workflows::Step>& steps, Scope& scope,
+                                     const std::string& prefix, Deadline deadline);
+  asio::awaitable<Outcome> run_step(const workflows::Step& step, Scope& scope, const std::string& prefix,
+                                    Deadline deadline);
+  asio::awaitable<Outcome> run_body(const workflows::Step& step, Scope& scope, const std::string& path,
+                                    int64_t attempt, Deadline deadline, std::vector<memory::NewEvent>& pending);
+  asio::awaitable<Outcome> run_tool(const workflows::Step& step, const workflows::ToolStep& tool, Scope& scope,
+                                    const std::string& path, int64_t attempt, Deadline deadline,
+                                    std::vector<memory::NewEvent>& pending);
+  asio::awaitable<Outcome> run_agent(const workflows::Step& step, const workflows::AgentStep& agent, Scope& scope,
+                                     const std::string& path, int64_t attempt, Deadline deadline,
+                                     std::vector<memory::NewEvent>& pending);
+  asio::awaitable<Outcome> run_for_each(const workflows::ForEachStep& loop, Scope& scope, const std::string& path,
+                                        Deadline deadline);
+  asio::awaitable<Outcome> run_repeat(const workflows::RepeatUntilStep& loop, Scope& scope, const std::string& path,
+                                      Deadline deadline);
+  asio::awaitable<Outcome> run_parallel(const workflows::ParallelStep& par, Scope& scope, const std::string& path,
+                                        Deadline deadline);
+  // A detached body (loop iteration, parallel branch) that owns its scope: for co_spawn.
+  asio::awaitable<Outcome> run_isolated(const std::vector<workflows::Step>* steps, Scope scope, std::string prefix,
+                                        Deadline deadline);
+  asio::awaitable<Outcome> run_branch(const workflows::Step* step, Scope scope, std::string prefix, Deadline deadline);
+
+  // Commits events (one transaction). Errors are the Store's.
+  asio::awaitable<base::Status> commit(std::vector<memory::NewEvent> events);
+  // The recorded event (resume only), or nullptr.
+  const memory::Event* recorded(const std::string& path, int64_t attempt, std::string_view type,
+                                int64_t ordinal) const;
+
+  workflows::EvalContext eval_context(const Scope& scope) const;
+  bool cancelled() const { return services_.cancelled->load(); }
+  const RunRequest& request() const { return request_; }
+  const RuntimeServices& services() const { return services_; }
+  const tools::Registry& registry() const { return registry_; }
+  const std::string& run_id() const { return run_id_; }
+
+ private:
+  asio::awaitable<base::Status> start();
+  base::Status build_registry();
+  asio::awaitable<RunOutcome> finish(Outcome outcome, const Scope& scope);
+
+  RunRequest request_;
+  RuntimeServices services_;
+  tools::Registry registry_;
+  std::string run_id_;
+  Json run_info_ = Json::object();  // run.id, run.workflow, run.started_at
+  Json env_ = Json::object();
+  using Key = std::tuple<std::string, int64_t, std::string, int64_t>;
+  std::map<Key, memory::Event> recorded_;
+};
+
+// A step's record for `steps.<id>`: {output, status, error}.
+Json step_record(const Outcome& outcome);
+// The completion handler's result of an awaited co_spawn that threw: a failed Outcome.
+Outcome outcome_from_exception(std::exception_ptr e);
+
+}  // namespace dloop::runtime
