@@ -49,7 +49,11 @@ DriverResult run_workflows(std::vector<RunRequest> requests, const DriverOptions
   shared->services.store = options.store;
   shared->services.blocking = blocking.get_executor();
   shared->services.db = db.get_executor();
-  if (!options.model_path.empty()) shared->services.engine = std::make_shared<EngineBridge>(options.model_path);
+  if (options.engine) {
+    shared->services.engine = options.engine;
+  } else if (!options.model_path.empty()) {
+    shared->services.engine = std::make_shared<EngineBridge>(options.model_path);
+  }
 
   const size_t workers = std::min(shared->requests.size(), static_cast<size_t>(std::max(1, options.parallel)));
   std::vector<std::unique_ptr<asio::cancellation_signal>> signals;

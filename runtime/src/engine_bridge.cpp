@@ -7,9 +7,12 @@ namespace dloop::runtime {
 
 EngineBridge::EngineBridge(std::string model_path, int threads) : model_path_(std::move(model_path)), threads_(threads) {}
 
+EngineBridge::EngineBridge(Backend backend) : model_path_("(test backend)"), backend_(std::move(backend)) {}
+
 EngineBridge::~EngineBridge() { thread_.join(); }
 
 base::Result<engine::ToolCallResult> EngineBridge::run_on_engine_thread(const engine::ToolCallRequest& request) {
+  if (backend_) return backend_(request);
   if (!opened_) {
     opened_ = true;
     engine::EngineOptions options;

@@ -272,8 +272,8 @@ asio::awaitable<RunOutcome> RunContext::finish(Outcome o, const Scope& scope) {
   co_return result;
 }
 
-asio::awaitable<Outcome> RunContext::run_steps(const std::vector<Step>& steps, Scope& scope,
-                                               const std::string& prefix, Deadline deadline) {
+asio::awaitable<Outcome> RunContext::run_steps(const std::vector<Step>& steps, Scope& scope, std::string prefix,
+                                               Deadline deadline) {
   Outcome last = Outcome::ok(Json());
   for (const auto& step : steps) {
     if (cancelled()) co_return Outcome::cancelled();
@@ -315,7 +315,7 @@ Json error_json(const Outcome& o) {
 
 }  // namespace
 
-asio::awaitable<Outcome> RunContext::run_step(const Step& step, Scope& scope, const std::string& prefix,
+asio::awaitable<Outcome> RunContext::run_step(const Step& step, Scope& scope, std::string prefix,
                                               Deadline deadline) {
   const std::string path = prefix.empty() ? step.id : prefix + "/" + step.id;
   // Resume: a step the log shows finished is not run again.

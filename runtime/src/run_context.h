@@ -70,9 +70,10 @@ class RunContext {
   asio::awaitable<RunOutcome> run();
 
   // --- used by the step implementations (executor.cpp, steps.cpp, agent_step.cpp) ---
-  asio::awaitable<Outcome> run_steps(const std::vector<workflows::Step>& steps, Scope& scope,
-                                     const std::string& prefix, Deadline deadline);
-  asio::awaitable<Outcome> run_step(const workflows::Step& step, Scope& scope, const std::string& prefix,
+  // `prefix` is taken by value: a coroutine starts when awaited, after a temporary argument died.
+  asio::awaitable<Outcome> run_steps(const std::vector<workflows::Step>& steps, Scope& scope, std::string prefix,
+                                     Deadline deadline);
+  asio::awaitable<Outcome> run_step(const workflows::Step& step, Scope& scope, std::string prefix,
                                     Deadline deadline);
   asio::awaitable<Outcome> run_body(const workflows::Step& step, Scope& scope, const std::string& path,
                                     int64_t attempt, Deadline deadline, std::vector<memory::NewEvent>& pending);

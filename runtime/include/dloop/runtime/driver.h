@@ -18,6 +18,7 @@ namespace dloop::runtime {
 struct DriverOptions {
   std::shared_ptr<memory::Store> store;
   std::string model_path;  // "" = no engine (agent steps fail with model_error)
+  std::shared_ptr<EngineBridge> engine;  // used instead of model_path when set (tests)
   int parallel = 1;        // runs at once
   int blocking_threads = 4;
 };

@@ -4,6 +4,7 @@
 // one at a time in arrival order. Thread-safe.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -21,6 +22,9 @@ class EngineBridge {
  public:
   // `model_path` is opened lazily, on the engine thread, by the first request.
   explicit EngineBridge(std::string model_path, int threads = 0);
+  // A seam for tests: every request goes to `backend` (on the engine thread) instead of a model.
+  using Backend = std::function<base::Result<engine::ToolCallResult>(const engine::ToolCallRequest&)>;
+  explicit EngineBridge(Backend backend);
   ~EngineBridge();
   EngineBridge(const EngineBridge&) = delete;
   EngineBridge& operator=(const EngineBridge&) = delete;
@@ -34,6 +38,7 @@ class EngineBridge {
 
   std::string model_path_;
   int threads_ = 0;
+  Backend backend_;
   boost::asio::thread_pool thread_{1};
   std::unique_ptr<engine::Engine> engine_;  // touched only on thread_
   base::Status open_status_;
