@@ -249,10 +249,13 @@ int bench_engine(const std::vector<std::string>& args) {
 
 }  // namespace
 
+int bench_toolcall(const std::vector<std::string>& args);  // cmd_bench_toolcall.cpp
+
 int cmd_bench(const std::vector<std::string>& args) {
   const std::string usage =
       "usage: dloop bench WHAT [options]\n\n"
-      "  engine    forward-pass time and matmul GFLOP/s vs OpenBLAS on random-weight models\n\n"
+      "  engine    forward-pass time and matmul GFLOP/s vs OpenBLAS on random-weight models\n"
+      "  toolcall  held-out tool calls: infilling vs left-to-right decoding (passes, wall time, accuracy)\n\n"
       "'dloop bench WHAT --help' for the options of each.\n";
   if (args.empty() || args[0] == "--help" || args[0] == "-h") {
     std::fputs(usage.c_str(), args.empty() ? stderr : stdout);
@@ -260,6 +263,7 @@ int cmd_bench(const std::vector<std::string>& args) {
   }
   std::vector<std::string> rest(args.begin() + 1, args.end());
   if (args[0] == "engine") return bench_engine(rest);
+  if (args[0] == "toolcall") return bench_toolcall(rest);
   std::fprintf(stderr, "dloop bench: unknown benchmark '%s'\n%s", args[0].c_str(), usage.c_str());
   return kExitUsage;
 }
