@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "args.h"
@@ -21,6 +23,7 @@ ArgParser generate_parser() {
   p.flag({"model", "FILE", "GGUF model file", false, "the bundled model"})
       .flag({"prompt", "TEXT", "the user message (or the whole prompt with --raw)"})
       .flag({"system", "TEXT", "a system message"})
+      .flag({"tools", "JSON|@FILE", "tools offered in the system message: a JSON array of {name, description, parameters}"})
       .flag({"raw", "", "use the prompt verbatim, no chat template (special tokens are parsed)"})
       .flag({"gen-length", "N", "answer canvas length in tokens", false, "128"})
       .flag({"steps", "N", "denoising steps (block schedule without threshold, or eps)", false, "gen-length"})
@@ -134,6 +137,31 @@ base::Json result_json(const engine::Engine& eng, const engine::GenerateResult& 
   return j;
 }
 
+// --tools: inline JSON or @path to a JSON file holding an array of tool objects.
+base::Result<std::vector<base::Json>> parse_tools(const std::string& spec) {
+  std::string text = spec;
+  if (!spec.empty() && spec[0] == '@') {
+    std::ifstream in(spec.substr(1), std::ios::binary);
+    if (!in) return base::not_found("--tools: cannot read '" + spec.substr(1) + "'");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    text = ss.str();
+  }
+  auto json = base::Json::parse(text);
+  if (!json.ok()) return json.status().with_context("--tools");
+  if (!json->is_array()) return base::invalid_argument("--tools: expected a JSON array of tools");
+  std::vector<base::Json> tools;
+  for (size_t i = 0; i < json->size(); ++i) {
+    const base::Json& t = json->as_array()[i];
+    const base::Json* name = t.find("name");
+    if (!t.is_object() || name == nullptr || !name->is_string()) {
+      return base::invalid_argument("--tools: item " + std::to_string(i) + " needs a string \"name\"");
+    }
+    tools.push_back(t);
+  }
+  return tools;
+}
+
 }  // namespace
 
 int cmd_generate(const std::vector<std::string>& args) {
@@ -154,6 +182,9 @@ int cmd_generate(const std::vector<std::string>& args) {
   auto model_path = resolve_model_path(a.get("model").value_or("default"));
   if (!model_path.ok()) return fail_usage(model_path.status());
 
+  auto tools = parse_tools(a.get("tools").value_or("[]"));
+  if (!tools.ok()) return fail_usage(tools.status());
+
   const bool tty = isatty(STDERR_FILENO) != 0;
   engine::EngineOptions eo;
   eo.model_path = *model_path;
@@ -171,6 +202,7 @@ int cmd_generate(const std::vector<std::string>& args) {
     if (auto sys = a.get("system")) req.messages.push_back({"system", *sys});
     req.messages.push_back({"user", *a.get("prompt")});
   }
+  req.tools = std::move(tools).value();
   req.decode = *options;
   if (a.has("visual")) {
     const engine::Tokenizer& tok = (*eng)->tokenizer();
