@@ -1,9 +1,9 @@
 // The infilling decoder; see infiller.h and docs/tool-calls.md.
 // The layout is a list of pieces (committed text, special tokens, masked slots, pending choices)
 // grown from a work stack that walks the schema; expansion stops at a choice that changes the
-// layout, which is scored once everything before it is committed, so the model scores it on the
-// exact prefix. Finished slots lose their padding and become text again, so the committed prefix is
-// re-tokenised as the model saw such text in training.
+// layout, which is scored in the next pass (or, with exact_prefix_choices, once everything before
+// it is committed). Finished slots lose their padding and become text again, so the committed
+// prefix is re-tokenised as the model saw such text in training.
 #include "infiller.h"
 
 #include <algorithm>
@@ -16,7 +16,7 @@
 #include <map>
 #include <memory>
 
-#include "schema_support.h"
+#include "infiller_impl.h"
 
 namespace dloop::engine::toolcall {
 
@@ -33,337 +33,7 @@ std::string merge_tail(const std::string& text) {
   return text.substr(i);
 }
 
-namespace {
-
-using Clock = std::chrono::steady_clock;
-double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
-
-const SchemaNode& any_node() {
-  static const SchemaNode node;
-  return node;
-}
-
-struct Work {
-  enum Kind { kText, kSpecial, kValue, kMembers, kArrayNext } kind = kText;
-  std::string text;
-  int32_t token = -1;
-  const SchemaNode* node = nullptr;
-  uint8_t types = 0;      // kValue: 0 = node->types
-  bool skip_any_of = false;
-  size_t index = 0;       // kMembers: next member
-  bool first = true;      // kMembers: no member written yet
-  int64_t count = 0;      // kArrayNext: items written
-};
-
-struct Candidate {
-  std::vector<std::string> texts;  // scored as tail + text; the best text scores the candidate
-  std::vector<Work> then;          // run in order when chosen
-};
-
-struct Slot {
-  std::shared_ptr<const SlotAutomaton> aut;
-  std::vector<int32_t> tokens;  // kMasked or committed
-  bool is_number = false;
-  bool integer = false;
-  NumberRange range;
-};
-
-struct Piece {
-  enum Kind { kText, kSpecial, kSlot, kChoice } kind = kText;
-  std::string text;
-  int32_t token = -1;
-  int slot = -1;
-  std::vector<Candidate> cands;  // kChoice
-  bool blocking = false;         // kChoice: its candidates extend the layout
-};
-
-class Infiller {
- public:
-  Infiller(const InfillContext& ctx, std::span<const int32_t> prompt, const InfillOptions& o)
-      : ctx_(ctx), prompt_(prompt.begin(), prompt.end()), o_(o) {}
-
-  base::Result<InfillResult> run(const InfillSpec& spec);
-
- private:
-  // Layout
-  base::Status expand();
-  base::Status expand_value(const Work& w);
-  void expand_members(const Work& w);
-  void expand_array(const Work& w);
-  void push_choice(std::vector<Candidate> cands, bool blocking);
-  void push_text(const std::string& t);
-  std::string lookahead() const;
-  base::Result<int> make_string_slot(const SchemaNode& n);
-  // Decoding
-  void build_canvas();
-  base::Status pass();
-  void commit_slots();
-  void resolve_choice(size_t piece, size_t cand);
-  void propagate_and_finalize();
-  void finalize_slot(size_t piece);
-  void merge_text();
-  bool pending() const;
-  double logp(size_t row, int32_t token) const;
-
-  const InfillContext& ctx_;
-  std::vector<int32_t> prompt_;
-  const InfillOptions& o_;
-  std::vector<Work> stack_;  // back() runs next
-  bool blocked_ = false;
-  std::vector<Piece> pieces_;
-  std::vector<Slot> slots_;
-  std::map<std::tuple<uint64_t, int64_t, int64_t>, std::shared_ptr<const SlotAutomaton>> string_auts_;
-  std::shared_ptr<const SlotAutomaton> number_auts_[2][2];
-
-  // Canvas of the current pass.
-  std::vector<int32_t> canvas_;
-  std::vector<int64_t> piece_start_;          // canvas position of each piece (slot/choice regions)
-  std::vector<std::vector<std::vector<int32_t>>> choice_tokens_;  // per piece, per candidate text
-  std::vector<int8_t> choice_scored_;
-  std::vector<int32_t> rows_;                 // canvas positions whose logits are computed
-  std::vector<int32_t> row_of_;               // canvas position -> row, -1
-  std::vector<float> logits_;                 // [rows x n_vocab]
-  std::vector<double> lse_;                   // [rows] log-sum-exp without the mask token
-  InfillResult result_;
-  bool trace_ = std::getenv("DLOOP_TOOLCALL_TRACE") != nullptr;  // each pass's canvas on stderr
-};
-
-void Infiller::push_text(const std::string& t) {
-  if (t.empty()) return;
-  if (!pieces_.empty() && pieces_.back().kind == Piece::kText) {
-    pieces_.back().text += t;
-  } else {
-    Piece p;
-    p.text = t;
-    pieces_.push_back(std::move(p));
-  }
-}
-
-void Infiller::push_choice(std::vector<Candidate> cands, bool blocking) {
-  if (cands.size() == 1) {  // nothing to choose
-    for (auto it = cands[0].then.rbegin(); it != cands[0].then.rend(); ++it) stack_.push_back(*it);
-    return;
-  }
-  Piece p;
-  p.kind = Piece::kChoice;
-  p.cands = std::move(cands);
-  p.blocking = blocking;
-  pieces_.push_back(std::move(p));
-  blocked_ = blocking;
-}
-
-std::string Infiller::lookahead() const {
-  std::string out;
-  for (auto it = stack_.rbegin(); it != stack_.rend() && it->kind == Work::kText; ++it) out += it->text;
-  return out;
-}
-
-base::Result<int> Infiller::make_string_slot(const SchemaNode& n) {
-  const uint64_t min_len = n.min_length.value_or(0);
-  int64_t budget = o_.string_budget;
-  if (n.max_length) budget = std::min<int64_t>(budget, static_cast<int64_t>(*n.max_length) + 1);
-  budget = std::max<int64_t>(budget, 1);
-  for (;;) {
-    auto key = std::make_tuple(min_len, n.max_length ? static_cast<int64_t>(*n.max_length) : -1, budget);
-    auto& aut = string_auts_[key];
-    if (!aut) aut = SlotAutomaton::string(ctx_.vocab, min_len, n.max_length, budget);
-    std::vector<int32_t> masks(static_cast<size_t>(budget), kMasked);
-    if (slot_dp(*aut, masks).feasible) {
-      Slot s;
-      s.aut = aut;
-      s.tokens = std::move(masks);
-      slots_.push_back(std::move(s));
-      return static_cast<int>(slots_.size() - 1);
-    }
-    if (budget > 8192) return base::invalid_argument("no string of the required length fits the vocabulary");
-    budget *= 2;
-  }
-}
-
-base::Status Infiller::expand_value(const Work& w) {
-  const SchemaNode& n = *w.node;
-  if (!n.any_of.empty() && !w.skip_any_of) {
-    std::vector<Candidate> cands;
-    for (const auto& alt : n.any_of) {
-      Work v;
-      v.kind = Work::kValue;
-      v.node = alt.get();
-      cands.push_back({start_texts(*alt, alt->types), {v}});
-    }
-    push_choice(std::move(cands), true);
-    return base::Status();
-  }
-  const uint8_t t = w.types ? w.types : n.types;
-  if (n.enum_values || n.const_value || (count_types(t) == 1 && (t & base::kSchemaBoolean))) {
-    std::vector<Candidate> cands;
-    for (std::string& lit : literal_candidates(n, t)) {
-      Work text;
-      text.text = lit;
-      cands.push_back({{lit}, {text}});
-    }
-    if (cands.empty()) return base::invalid_argument("no enum/const value satisfies the schema");
-    if (cands.size() == 1) {
-      push_text(cands[0].texts[0]);
-    } else {
-      push_choice(std::move(cands), false);
-    }
-    return base::Status();
-  }
-  if (count_types(t) > 1) {
-    std::vector<Candidate> cands;
-    for (uint8_t bit : {base::kSchemaString, base::kSchemaNumber, base::kSchemaInteger, base::kSchemaBoolean,
-                        base::kSchemaNull, base::kSchemaObject, base::kSchemaArray}) {
-      if (!(t & bit)) continue;
-      if (bit == base::kSchemaInteger && (t & base::kSchemaNumber)) continue;
-      Work v = w;
-      v.types = bit;
-      v.skip_any_of = true;
-      cands.push_back({start_texts(n, bit), {v}});
-    }
-    push_choice(std::move(cands), true);
-    return base::Status();
-  }
-  if (t & base::kSchemaString) {
-    push_text("\"");
-    DLOOP_ASSIGN_OR_RETURN(int id, make_string_slot(n));
-    Piece p;
-    p.kind = Piece::kSlot;
-    p.slot = id;
-    pieces_.push_back(std::move(p));
-  } else if (t & (base::kSchemaNumber | base::kSchemaInteger)) {
-    const bool integer = !(t & base::kSchemaNumber);
-    auto range = number_range(n, integer);
-    if (!range) return base::invalid_argument("the bounds admit no number");
-    auto& aut = number_auts_[integer][range->allow_minus()];
-    if (!aut) aut = SlotAutomaton::number(ctx_.vocab, integer, range->allow_minus());
-    int64_t budget = o_.number_budget;
-    if (integer && range->lo > -1e15 && range->hi < 1e15) {
-      const auto digits = static_cast<int64_t>(std::max(std::to_string(static_cast<int64_t>(range->lo)).size(),
-                                                        std::to_string(static_cast<int64_t>(range->hi)).size()));
-      budget = std::min<int64_t>(budget, digits);
-    }
-    Slot s;
-    s.aut = aut;
-    s.tokens.assign(static_cast<size_t>(std::max<int64_t>(budget, 1)), kMasked);
-    s.is_number = true;
-    s.integer = integer;
-    s.range = *range;
-    if (!slot_dp(*aut, s.tokens).feasible) return base::invalid_argument("the vocabulary cannot spell a number");
-    slots_.push_back(std::move(s));
-    Piece p;
-    p.kind = Piece::kSlot;
-    p.slot = static_cast<int>(slots_.size() - 1);
-    pieces_.push_back(std::move(p));
-  } else if (t & base::kSchemaNull) {
-    push_text("null");
-  } else if (t & base::kSchemaObject) {
-    push_text("{");
-    Work m;
-    m.kind = Work::kMembers;
-    m.node = &n;
-    stack_.push_back(m);
-  } else if (t & base::kSchemaArray) {
-    push_text("[");
-    Work a;
-    a.kind = Work::kArrayNext;
-    a.node = &n;
-    stack_.push_back(a);
-  } else {
-    return base::invalid_argument("no type admitted");
-  }
-  return base::Status();
-}
-
-void Infiller::expand_members(const Work& w) {
-  const SchemaNode& n = *w.node;
-  std::vector<std::pair<std::string, const SchemaNode*>> members;
-  for (const auto& [name, child] : n.properties) members.emplace_back(name, child.get());
-  for (const std::string& r : n.required) {
-    if (!n.property(r)) {
-      members.emplace_back(r, n.additional == SchemaNode::Additional::kSchema ? n.additional_schema.get() : &any_node());
-    }
-  }
-  std::vector<Candidate> cands;
-  bool closed_by_required = false;
-  for (size_t j = w.index; j < members.size(); ++j) {
-    const std::string key = (w.first ? "" : ", ") + base::json_quote(members[j].first) + ":";
-    Work text, value, next;
-    text.text = key + " ";
-    value.kind = Work::kValue;
-    value.node = members[j].second;
-    next.kind = Work::kMembers;
-    next.node = &n;
-    next.index = j + 1;
-    next.first = false;
-    cands.push_back({{key}, {text, value, next}});
-    if (n.is_required(members[j].first)) { closed_by_required = true; break; }
-  }
-  if (!closed_by_required) {
-    Work close;
-    close.text = "}";
-    cands.push_back({{"}" + lookahead()}, {close}});
-  }
-  push_choice(std::move(cands), true);
-}
-
-void Infiller::expand_array(const Work& w) {
-  const SchemaNode& n = *w.node;
-  const SchemaNode* items = n.items ? n.items.get() : &any_node();
-  const auto min_items = static_cast<int64_t>(n.min_items.value_or(0));
-  int64_t cap = std::max<int64_t>(kMaxArrayItems, min_items);
-  if (n.max_items) cap = std::min<int64_t>(cap, static_cast<int64_t>(*n.max_items));
-  std::vector<Candidate> cands;
-  const std::string sep = w.count > 0 ? ", " : "";
-  if (w.count < cap) {
-    Candidate c;
-    for (const std::string& s : start_texts(*items, items->any_of.empty() ? items->types : static_cast<uint8_t>(base::kSchemaAnyType))) {
-      c.texts.push_back(sep + s);
-    }
-    Work text, value, next;
-    text.text = sep;
-    value.kind = Work::kValue;
-    value.node = items;
-    next = w;
-    next.count = w.count + 1;
-    c.then = {text, value, next};
-    cands.push_back(std::move(c));
-  }
-  if (w.count >= min_items) {
-    Work close;
-    close.text = "]";
-    cands.push_back({{"]" + lookahead()}, {close}});
-  }
-  push_choice(std::move(cands), true);
-}
-
-base::Status Infiller::expand() {
-  while (!blocked_ && !stack_.empty()) {
-    Work w = std::move(stack_.back());
-    stack_.pop_back();
-    switch (w.kind) {
-      case Work::kText: push_text(w.text); break;
-      case Work::kSpecial: {
-        Piece p;
-        p.kind = Piece::kSpecial;
-        p.token = w.token;
-        pieces_.push_back(std::move(p));
-        break;
-      }
-      case Work::kValue: DLOOP_RETURN_IF_ERROR(expand_value(w)); break;
-      case Work::kMembers: expand_members(w); break;
-      case Work::kArrayNext: expand_array(w); break;
-    }
-  }
-  return base::Status();
-}
-
-bool Infiller::pending() const {
-  if (blocked_ || !stack_.empty()) return true;
-  for (const Piece& p : pieces_) {
-    if (p.kind == Piece::kSlot || p.kind == Piece::kChoice) return true;
-  }
-  return false;
-}
+namespace detail {
 
 void Infiller::build_canvas() {
   canvas_ = prompt_;
@@ -650,12 +320,12 @@ base::Result<InfillResult> Infiller::run(const InfillSpec& spec) {
   return std::move(result_);
 }
 
-}  // namespace
+}  // namespace detail
 
 base::Result<InfillResult> infill(const InfillContext& ctx, std::span<const int32_t> prompt, const InfillSpec& spec,
                                   const InfillOptions& options) {
   if (ctx.vocab.mask < 0) return base::invalid_argument("the model has no mask token");
-  Infiller f(ctx, prompt, options);
+  detail::Infiller f(ctx, prompt, options);
   return f.run(spec);
 }
 

@@ -1,0 +1,110 @@
+// Private to engine/toolcall/: the Infiller class shared by infiller.cpp (canvas, passes, slot
+// commits) and layout.cpp (the schema walk that grows the layout). See infiller.h.
+// Not thread-safe: one Infiller per request.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <tuple>
+
+#include "infiller.h"
+#include "schema_support.h"
+
+namespace dloop::engine::toolcall::detail {
+
+using base::SchemaNode;
+using Clock = std::chrono::steady_clock;
+inline double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+
+inline const SchemaNode& any_node() {
+  static const SchemaNode node;
+  return node;
+}
+
+struct Work {
+  enum Kind { kText, kSpecial, kValue, kMembers, kArrayNext } kind = kText;
+  std::string text;
+  int32_t token = -1;
+  const SchemaNode* node = nullptr;
+  uint8_t types = 0;      // kValue: 0 = node->types
+  bool skip_any_of = false;
+  size_t index = 0;       // kMembers: next member
+  bool first = true;      // kMembers: no member written yet
+  int64_t count = 0;      // kArrayNext: items written
+};
+
+struct Candidate {
+  std::vector<std::string> texts;  // scored as tail + text; the best text scores the candidate
+  std::vector<Work> then;          // run in order when chosen
+};
+
+struct Slot {
+  std::shared_ptr<const SlotAutomaton> aut;
+  std::vector<int32_t> tokens;  // kMasked or committed
+  bool is_number = false;
+  bool integer = false;
+  NumberRange range;
+};
+
+struct Piece {
+  enum Kind { kText, kSpecial, kSlot, kChoice } kind = kText;
+  std::string text;
+  int32_t token = -1;
+  int slot = -1;
+  std::vector<Candidate> cands;  // kChoice
+  bool blocking = false;         // kChoice: its candidates extend the layout
+};
+
+class Infiller {
+ public:
+  Infiller(const InfillContext& ctx, std::span<const int32_t> prompt, const InfillOptions& o)
+      : ctx_(ctx), prompt_(prompt.begin(), prompt.end()), o_(o) {}
+
+  base::Result<InfillResult> run(const InfillSpec& spec);
+
+ private:
+  // Layout
+  base::Status expand();
+  base::Status expand_value(const Work& w);
+  void expand_members(const Work& w);
+  void expand_array(const Work& w);
+  void push_choice(std::vector<Candidate> cands, bool blocking);
+  void push_text(const std::string& t);
+  std::string lookahead() const;
+  base::Result<int> make_string_slot(const SchemaNode& n);
+  // Decoding
+  void build_canvas();
+  base::Status pass();
+  void commit_slots();
+  void resolve_choice(size_t piece, size_t cand);
+  void propagate_and_finalize();
+  void finalize_slot(size_t piece);
+  void merge_text();
+  bool pending() const;
+  double logp(size_t row, int32_t token) const;
+
+  const InfillContext& ctx_;
+  std::vector<int32_t> prompt_;
+  const InfillOptions& o_;
+  std::vector<Work> stack_;  // back() runs next
+  bool blocked_ = false;
+  std::vector<Piece> pieces_;
+  std::vector<Slot> slots_;
+  std::map<std::tuple<uint64_t, int64_t, int64_t>, std::shared_ptr<const SlotAutomaton>> string_auts_;
+  std::shared_ptr<const SlotAutomaton> number_auts_[2][2];
+
+  // Canvas of the current pass.
+  std::vector<int32_t> canvas_;
+  std::vector<int64_t> piece_start_;          // canvas position of each piece (slot/choice regions)
+  std::vector<std::vector<std::vector<int32_t>>> choice_tokens_;  // per piece, per candidate text
+  std::vector<int8_t> choice_scored_;
+  std::vector<int32_t> rows_;                 // canvas positions whose logits are computed
+  std::vector<int32_t> row_of_;               // canvas position -> row, -1
+  std::vector<float> logits_;                 // [rows x n_vocab]
+  std::vector<double> lse_;                   // [rows] log-sum-exp without the mask token
+  InfillResult result_;
+  bool trace_ = std::getenv("DLOOP_TOOLCALL_TRACE") != nullptr;  // each pass's canvas on stderr
+};
+
+}  // namespace dloop::engine::toolcall::detail
