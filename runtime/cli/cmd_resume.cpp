@@ -1,4 +1,4 @@
-// `dloop resume RUN_ID`: re-executes an interrupted or failed run's workflow against its event log.
+// `dloop resume RUN_ID`: re-executes an interrupted run's workflow against its event log.
 // Completed steps, recorded model outputs and recorded tool results are reused, never re-executed;
 // the rest runs for real and the run finishes. Refuses when the workflow file changed since the
 // run started (its sha256 is in the run). Exit codes as `dloop run`.
@@ -22,9 +22,10 @@ std::function<void(const memory::Event&)> event_printer(bool enabled);
 
 int cmd_resume(const std::vector<std::string>& args) {
   ArgParser p("resume", "RUN_ID [options]",
-              "Finish an interrupted (or failed) run: the workflow is re-executed against the run's event\n"
-              "log; recorded tool results and model outputs are reused, never re-executed. The workflow\n"
-              "file must be unchanged since the run started. Exit status as 'dloop run'.");
+              "Finish an interrupted run (killed, or cancelled with Ctrl-C): the workflow is re-executed\n"
+              "against the run's event log; recorded tool results and model outputs are reused, never\n"
+              "re-executed. Recorded step failures are reused too, so a failed run fails the same way.\n"
+              "The workflow file must be unchanged since the run started. Exit status as 'dloop run'.");
   p.flag({"db", "PATH", "state database", false, "$DLOOP_DB or ./dloop.db"})
       .flag({"model", "FILE", "GGUF model for agent steps that still have to run", false, "the workflow's model"})
       .flag({"workspace", "DIR", "root of file tools and tool processes", false, "the current directory"})

@@ -56,7 +56,9 @@ TEST(CrashResume, EveryCommitPoint) {
 
   int killed = 0;
   for (int k = 1; k < 200; ++k) {
-    SCOPED_TRACE("killed after commit " + std::to_string(k));
+    std::string trace = "killed after commit ";
+    trace += std::to_string(k);
+    SCOPED_TRACE(trace);
     auto dir = setup("k" + std::to_string(k));
     Outcome first = run_dloop("run " + (dir / "flow.yaml").string() + flags(dir),
                               "DLOOP_TEST_KILL_AFTER_COMMITS=" + std::to_string(k) + " ");

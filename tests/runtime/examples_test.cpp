@@ -51,7 +51,9 @@ void check_agent_recorded(memory::Store& store, const std::string& run_id, const
     ASSERT_NE(last_call, nullptr);
     const Json& out = *last_call->payload.find("output");
     EXPECT_EQ(out.find("type")->as_string(), "answer");
-    if (output.is_string()) EXPECT_EQ(out.find("text")->as_string(), output.as_string());
+    if (output.is_string()) {
+      EXPECT_EQ(out.find("text")->as_string(), output.as_string());
+    }
   } else {
     EXPECT_EQ(status, "failed");
     EXPECT_TRUE(failed);
