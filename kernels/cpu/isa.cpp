@@ -1,5 +1,9 @@
 // Runtime ISA detection and the per-ISA kernel tables. Detection runs once (function-local
 // static); the active ISA is an atomic so tests may switch it between calls. Thread-safe.
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -22,16 +26,22 @@ const CpuKernels kAvx2 = DLOOP_CPU_KERNELS_TABLE(avx2, Isa::kAvx2);
 const CpuKernels kAvx512 = DLOOP_CPU_KERNELS_TABLE(avx512, Isa::kAvx512);
 #endif
 
+#if DLOOP_KERNELS_X86
+// F16C from CPUID leaf 1 (ECX bit 29): clang's __builtin_cpu_supports does not know "f16c".
+bool has_f16c() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  return __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & (1u << 29)) != 0;
+}
+#endif
+
 Isa detect() {
 #if DLOOP_KERNELS_X86
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
-      __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c"))
+  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && has_f16c();
+  if (avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
     return Isa::kAvx512;
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-      __builtin_cpu_supports("f16c"))
-    return Isa::kAvx2;
+  if (avx2) return Isa::kAvx2;
 #endif
   return Isa::kScalar;
 }
