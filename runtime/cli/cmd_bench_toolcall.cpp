@@ -2,9 +2,9 @@
 // heldout.jsonl), decoded three ways in one run with the same model: skeleton infilling
 // (Engine::tool_call, tool_choice auto), left-to-right decoding with one token per forward pass
 // (block length 1), and free threshold decoding (blocks of 32, threshold 0.9, as the recipe's
-// eval.py). Reports per method the median forward passes and wall time per call, and accuracy:
-// call decided, tool choice, arguments exactly equal to the gold ones (as JSON values), and output
-// valid for the tool's schema. Not thread-safe (CLI).
+// eval.py). Reports per method the median forward passes and wall time per call, and accuracy
+// over all calls: a call started (parsing or not), tool choice, arguments exactly equal to the gold
+// ones (as JSON values), and a call valid for the tool's schema. Not thread-safe (CLI).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -107,6 +107,7 @@ void run_free(engine::Engine& e, const Case& c, const engine::DecodeOptions& o, 
   const Json* name = j.ok() ? j->find("name") : nullptr;
   const Json* args = j.ok() ? j->find("arguments") : nullptr;
   std::string n = name && name->is_string() ? name->as_string() : std::string();
+  if (!name) ++t.called;  // a call that does not parse
   score(t, c, name ? &n : nullptr, args);
   check_valid(t, c, name ? &n : nullptr, args);
 }
