@@ -5,17 +5,91 @@
 //   O^T [d x nr]     = V_h^T [d x n_kv] * P^T [n_kv x nr]     (A = packed V^T, B = P^T as is)
 // then O^T is transposed into out and divided by the sums. Query blocks are nr wide, so only a
 // [n_kv x nr] score panel exists at a time. Work is split over (head, query-range) tasks; K_h and
-// V_h are packed once per task range and reused across heads sharing a kv head (GQA).
+// V_h are packed once per task range and reused across heads sharing a kv head (GQA). The column
+// softmax has scalar, AVX2 and AVX-512 variants here; the GEMM blocks live in gemm_*.cpp.
 // Thread-safety: see attention.h.
 #include <algorithm>
+#include <cmath>
 #include <functional>
 
 #include "buffer.h"
 #include "dloop/base/assert.h"
 #include "dloop/kernels/attention.h"
 #include "isa.h"
+#include "isa_impl.h"
+#include "vec_math.h"
 
 namespace dloop::kernels {
+namespace cpu {
+
+namespace scalar {
+
+void softmax_cols(float* panel, int64_t rows, float scale, float* sum_col) {
+  for (int64_t j = 0; j < kNr; ++j) {
+    float mx = -INFINITY;
+    for (int64_t r = 0; r < rows; ++r) mx = std::max(mx, panel[r * kNr + j] * scale);
+    float sum = 0;
+    for (int64_t r = 0; r < rows; ++r) sum += panel[r * kNr + j] = std::exp(panel[r * kNr + j] * scale - mx);
+    sum_col[j] = sum;
+  }
+}
+
+}  // namespace scalar
+
+#if DLOOP_KERNELS_X86
+namespace avx2 {
+
+DLOOP_TARGET_AVX2 void softmax_cols(float* panel, int64_t rows, float scale, float* sum_col) {
+  const __m256 vs = _mm256_set1_ps(scale);
+  __m256 mx0 = _mm256_set1_ps(-INFINITY), mx1 = mx0;
+  for (int64_t r = 0; r < rows; ++r) {
+    mx0 = _mm256_max_ps(mx0, _mm256_mul_ps(_mm256_load_ps(panel + r * kNr), vs));
+    mx1 = _mm256_max_ps(mx1, _mm256_mul_ps(_mm256_load_ps(panel + r * kNr + 8), vs));
+  }
+  __m256 s0 = _mm256_setzero_ps(), s1 = s0;
+  for (int64_t r = 0; r < rows; ++r) {
+    float* p = panel + r * kNr;
+    const __m256 e0 = exp_ps(_mm256_fmsub_ps(_mm256_load_ps(p), vs, mx0));
+    const __m256 e1 = exp_ps(_mm256_fmsub_ps(_mm256_load_ps(p + 8), vs, mx1));
+    _mm256_store_ps(p, e0);
+    _mm256_store_ps(p + 8, e1);
+    s0 = _mm256_add_ps(s0, e0);
+    s1 = _mm256_add_ps(s1, e1);
+  }
+  _mm256_storeu_ps(sum_col, s0);
+  _mm256_storeu_ps(sum_col + 8, s1);
+}
+
+}  // namespace avx2
+
+namespace avx512 {
+
+DLOOP_TARGET_AVX512 void softmax_cols(float* panel, int64_t rows, float scale, float* sum_col) {
+  const __m512 vs = _mm512_set1_ps(scale);
+  __m512 mx0 = _mm512_set1_ps(-INFINITY), mx1 = mx0;
+  for (int64_t r = 0; r < rows; ++r) {
+    mx0 = _mm512_max_ps(mx0, _mm512_mul_ps(_mm512_load_ps(panel + r * kNr), vs));
+    mx1 = _mm512_max_ps(mx1, _mm512_mul_ps(_mm512_load_ps(panel + r * kNr + 16), vs));
+  }
+  __m512 s0 = _mm512_setzero_ps(), s1 = s0;
+  for (int64_t r = 0; r < rows; ++r) {
+    float* p = panel + r * kNr;
+    const __m512 e0 = exp_ps(_mm512_fmsub_ps(_mm512_load_ps(p), vs, mx0));
+    const __m512 e1 = exp_ps(_mm512_fmsub_ps(_mm512_load_ps(p + 16), vs, mx1));
+    _mm512_store_ps(p, e0);
+    _mm512_store_ps(p + 16, e1);
+    s0 = _mm512_add_ps(s0, e0);
+    s1 = _mm512_add_ps(s1, e1);
+  }
+  _mm512_storeu_ps(sum_col, s0);
+  _mm512_storeu_ps(sum_col + 16, s1);
+}
+
+}  // namespace avx512
+#endif  // DLOOP_KERNELS_X86
+
+}  // namespace cpu
+
 namespace {
 
 int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }

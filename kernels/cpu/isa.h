@@ -1,9 +1,11 @@
 // Internal to kernels/: the per-ISA kernel tables and runtime dispatch.
-// Each ISA file (*_avx512.cpp, *_avx2.cpp, scalar.cpp) fills one CpuKernels table with leaf
-// functions compiled for that ISA through function target attributes, never through file-wide
-// -m flags, so no inline std:: code compiled for a wider ISA can leak into baseline code through
-// the linker's choice among duplicate inline definitions. The generic drivers (matmul.cpp,
-// attention.cpp, ops.cpp) call through the active table.
+// Each kernel family file defines its leaf functions in namespaces scalar, avx2 and avx512
+// (gemm_scalar.cpp, gemm_avx2.cpp and gemm_avx512.cpp, dequantize*.cpp, and rms_norm.cpp,
+// rope.cpp, swiglu.cpp, add.cpp, attention.cpp with all three variants each); isa.cpp collects
+// them into one CpuKernels table per ISA. SIMD code is compiled through function target
+// attributes, never file-wide -m flags, so no inline std:: code compiled for a wider ISA can
+// leak into baseline code through the linker's choice among duplicate inline definitions. The
+// public entry points call through the active table.
 // Thread-safety: the tables are immutable; the active ISA is an atomic, read once per call.
 #pragma once
 
