@@ -6,30 +6,25 @@
 #include <cmath>
 #include <cstring>
 
+#include "../decoding/rng.h"
+#include "../tokenizer/byte_alphabet.h"
 #include "dloop/engine/gguf_writer.h"
 
 namespace dloop::engine {
 namespace {
 
-// splitmix64 -> approximately normal values (sum of uniforms), fast and reproducible.
+// Approximately normal values (a sum of four uniforms) from the decoder's SplitMix64.
 class WeightRng {
  public:
-  explicit WeightRng(uint64_t seed) : s_(seed) {}
+  explicit WeightRng(uint64_t seed) : rng_(seed) {}
   float normal() {
     double acc = 0;
-    for (int i = 0; i < 4; ++i) acc += static_cast<double>(next() >> 11) * 0x1.0p-53;
+    for (int i = 0; i < 4; ++i) acc += rng_.uniform();
     return static_cast<float>((acc - 2.0) * 1.7320508);  // variance 1
   }
 
  private:
-  uint64_t next() {
-    s_ += 0x9E3779B97F4A7C15ull;
-    uint64_t z = s_;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  uint64_t s_;
+  detail::SplitMix64 rng_;
 };
 
 // Fills n_bytes of `type` data for a matrix of `cols`-element rows with N(0, scale^2) values.
@@ -67,31 +62,11 @@ void fill_typed(uint8_t* dst, uint64_t n_bytes, kernels::DType type, int64_t col
   }
 }
 
-// GPT-2's byte-to-unicode table: printable bytes map to themselves, the rest to U+0100 onwards.
-std::string byte_token(int b) {
-  int cp = b;
-  if (!((b >= 33 && b <= 126) || (b >= 161 && b <= 172) || (b >= 174 && b <= 255))) {
-    int n = 0;
-    for (int x = 0; x < b; ++x) {
-      if (!((x >= 33 && x <= 126) || (x >= 161 && x <= 172) || (x >= 174 && x <= 255))) ++n;
-    }
-    cp = 256 + n;
-  }
-  std::string s;
-  if (cp < 0x80) {
-    s.push_back(static_cast<char>(cp));
-  } else {
-    s.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    s.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
-  return s;
-}
-
 void add_vocab(GgufWriter& w, int64_t n_vocab) {
   const std::vector<std::string> specials = {"<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|mask|>"};
   std::vector<std::string> tokens;
   std::vector<int32_t> types;
-  for (int b = 0; b < 256; ++b) { tokens.push_back(byte_token(b)); types.push_back(1); }
+  for (int b = 0; b < 256; ++b) { tokens.push_back(byte_char(static_cast<uint8_t>(b))); types.push_back(1); }
   tokens.push_back("\xc4\xa0t");  // "Ġt", the one merge below
   types.push_back(1);
   while (static_cast<int64_t>(tokens.size()) < n_vocab - static_cast<int64_t>(specials.size())) {
