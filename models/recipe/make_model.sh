@@ -22,7 +22,7 @@ $PY $R/train.py --data "$WORK/data" --tokenizer "$WORK/tokenizer.json" --work "$
     --seed "$SEED"
 $PY $R/export_gguf.py --ckpt "$WORK/final.pt" --tokenizer "$WORK/tokenizer.json" --out models/default.gguf \
     --type "$TYPE"
-$PY $R/eval.py --ckpt "$WORK/final.pt" --tokenizer "$WORK/tokenizer.json" --data "$WORK/data" --limit 200 \
+$PY $R/eval.py --ckpt "$WORK/final.pt" --tokenizer "$WORK/tokenizer.json" --data "$WORK/data" --limit 60 \
     --out "$WORK/eval-heldout.json"
 $PY $R/dump_logits.py --gguf models/default.gguf --ckpt "$WORK/final.pt" --tokenizer "$WORK/tokenizer.json" \
     --data "$WORK/data/heldout.jsonl" --out tests/data/bundled
