@@ -190,7 +190,9 @@ outputs:
   auto steps = store->steps(r.runs[0].run_id);
   ASSERT_TRUE(steps.ok());
   for (const auto& s : *steps) {
-    if (s.step_path == "flaky_step") EXPECT_EQ(s.attempts, 3);
+    if (s.step_path == "flaky_step") {
+      EXPECT_EQ(s.attempts, 3);
+    }
   }
   EXPECT_EQ(slurp((dir / "effects.log").string()), "tick0\ntick1\ntick2\nagain\nagain\n");
 }

@@ -59,7 +59,7 @@ TEST(CrashResume, EveryCommitPoint) {
     std::string trace = "killed after commit ";
     trace += std::to_string(k);
     SCOPED_TRACE(trace);
-    auto dir = setup("k" + std::to_string(k));
+    auto dir = setup(std::string("k").append(std::to_string(k)));
     Outcome first = run_dloop("run " + (dir / "flow.yaml").string() + flags(dir),
                               "DLOOP_TEST_KILL_AFTER_COMMITS=" + std::to_string(k) + " ");
     if (first.code == 0) break;  // k is past the last commit: the run finished

@@ -24,7 +24,7 @@ class SchemaGen {
     Json props = Json::object(), required = Json::array();
     const int n = pick(0, depth == 0 ? 4 : 3);
     for (int i = 0; i < n; ++i) {
-      const std::string name = "p" + std::to_string(i) + (coin() ? "_x" : "");
+      const std::string name = std::string("p").append(std::to_string(i)).append(coin() ? "_x" : "");
       props.set(name, value(depth + 1));
       if (coin()) required.push_back(Json(name));
     }
@@ -63,7 +63,7 @@ class SchemaGen {
         const int n = pick(1, 6);
         for (int i = 0; i < n; ++i) {
           const int t = pick(0, 3);
-          values.push_back(t == 0 ? Json("v" + std::to_string(i)) : t == 1 ? Json(int64_t{i * 7 - 3}) : t == 2 ? Json(i % 2 == 0) : Json());
+          values.push_back(t == 0 ? Json(std::string("v").append(std::to_string(i))) : t == 1 ? Json(int64_t{i * 7 - 3}) : t == 2 ? Json(i % 2 == 0) : Json());
         }
         return Json::object({{"enum", values}});
       }

@@ -83,7 +83,7 @@ TEST(ToolCallErrors, CollidingNames) {
 TEST(ToolCallErrors, HugeEnum) {
   ToolDefinition t = weather();
   Json values = Json::array();
-  for (int i = 0; i < 1000; ++i) values.push_back(Json("v" + std::to_string(i)));
+  for (int i = 0; i < 1000; ++i) values.push_back(Json(std::string("v").append(std::to_string(i))));
   t.parameters.find("properties")->find("units")->set("enum", values);
   const std::string e = error_of(request({t}));
   EXPECT_NE(e.find("#/properties/units: enum has 1000 values"), std::string::npos) << e;
