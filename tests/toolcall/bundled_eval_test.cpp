@@ -5,7 +5,7 @@
 // models/default.gguf (or $DLOOP_TOOLCALL_MODEL) is absent. Label slow.
 // DLOOP_TOOLCALL_LIMIT: calls (default 40); DLOOP_TOOLCALL_EFFORTS: efforts (default "low");
 // DLOOP_TOOLCALL_BASELINES=1 also prints left-to-right and free decoding (off by default: slow);
-// DLOOP_TOOLCALL_BASELINES=0 skips the baselines; DLOOP_TOOLCALL_VERBOSE prints each miss.
+// DLOOP_TOOLCALL_VERBOSE prints each miss.
 #include <gtest/gtest.h>
 
 #include <algorithm>
