@@ -41,9 +41,10 @@ class OpenBlas {
     }
     if (!handle_) return;
     sgemm_ = reinterpret_cast<Sgemm>(dlsym(handle_, "cblas_sgemm"));
-    auto set_threads = reinterpret_cast<void (*)(int)>(dlsym(handle_, "openblas_set_num_threads"));
-    if (set_threads) set_threads(1);  // one thread is as fast as two on these machines' hyperthreads
+    set_threads_ = reinterpret_cast<void (*)(int)>(dlsym(handle_, "openblas_set_num_threads"));
   }
+  // OpenBLAS gets the same number of threads as our matmul, so the ratio compares like with like.
+  void set_threads(int n) const { if (set_threads_) set_threads_(n); }
   ~OpenBlas() { if (handle_) dlclose(handle_); }
   bool available() const { return sgemm_ != nullptr; }
   // y[m x n] = x[m x k] * w[n x k]^T
@@ -55,6 +56,7 @@ class OpenBlas {
   using Sgemm = void (*)(int, int, int, int, int, int, float, const float*, int, const float*, int, float, float*, int);
   void* handle_ = nullptr;
   Sgemm sgemm_ = nullptr;
+  void (*set_threads_)(int) = nullptr;
 };
 
 struct Shape {
@@ -108,6 +110,7 @@ base::Result<base::Json> bench_model(const std::string& preset, const EngineBenc
   DLOOP_ASSIGN_OR_RETURN(auto model, engine::Model::load(shared));
   const engine::ModelConfig& c = model->config();
   kernels::ThreadPool pool(o.threads > 0 ? o.threads : kernels::default_thread_count());
+  blas.set_threads(pool.size());
 
   std::mt19937 rng(7);
   std::vector<int32_t> tokens(static_cast<size_t>(o.canvas));
