@@ -2,6 +2,8 @@
 // real binary: tables, --json, filters, the default path ($DLOOP_DB, ./dloop.db), and exit 2 for
 // a missing database, an unknown run id and bad usage.
 #include <gtest/gtest.h>
+
+#include "../common/run_command.h"
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -18,29 +20,12 @@ namespace {
 
 using base::Json;
 
-struct Outcome {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
+using dloop::test::Outcome;
 
 // Runs `ENV dloop ARGS` through the shell in `dir` (when given), capturing stdout and stderr.
 Outcome run_dloop(const std::string& args, const std::string& env = "", const std::string& dir = "") {
-  std::string err_file = testing::TempDir() + "/dloop_runs_cli_stderr_" + std::to_string(getpid()) + ".txt";
-  std::string cmd = (dir.empty() ? "" : "cd '" + dir + "' && ") + "env -u DLOOP_DB " + env + " " +
-                    std::string(DLOOP_BINARY) + " " + args + " 2>" + err_file;
-  Outcome o;
-  FILE* p = popen(cmd.c_str(), "r");
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) o.out.append(buf.data(), n);
-  int status = pclose(p);
-  o.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  FILE* e = fopen(err_file.c_str(), "r");
-  while (e && (n = fread(buf.data(), 1, buf.size(), e)) > 0) o.err.append(buf.data(), n);
-  if (e) fclose(e);
-  std::remove(err_file.c_str());
-  return o;
+  return dloop::test::run_command((dir.empty() ? "" : "cd '" + dir + "' && ") + "env -u DLOOP_DB " + env + " " +
+                                  std::string(DLOOP_BINARY) + " " + args);
 }
 
 class RunsCli : public ::testing::Test {

@@ -1,6 +1,8 @@
 // `dloop validate` as a program: exit codes, the file:line:column lines, the summary and --json.
 #include <gtest/gtest.h>
 
+#include "../common/run_command.h"
+
 #include <array>
 #include <cstdio>
 #include <string>
@@ -10,27 +12,11 @@
 
 namespace {
 
-struct Outcome {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
+using dloop::test::Outcome;
 
 // Runs `dloop validate ARGS`.
 Outcome run_validate(const std::string& args) {
-  std::string err_file = testing::TempDir() + "/dloop_validate_stderr.txt";
-  std::string cmd = std::string(DLOOP_BINARY) + " validate " + args + " 2>" + err_file;
-  Outcome o;
-  FILE* p = popen(cmd.c_str(), "r");
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) o.out.append(buf.data(), n);
-  int status = pclose(p);
-  o.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  FILE* e = fopen(err_file.c_str(), "r");
-  while (e && (n = fread(buf.data(), 1, buf.size(), e)) > 0) o.err.append(buf.data(), n);
-  if (e) fclose(e);
-  return o;
+  return dloop::test::run_command(std::string(DLOOP_BINARY) + " validate " + args);
 }
 
 const std::string kData = std::string(DLOOP_SOURCE_DIR) + "/tests/workflows/data/";
