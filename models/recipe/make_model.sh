@@ -1,6 +1,6 @@
 #!/bin/sh
 # Re-create the bundled model from scratch on CPU (not part of CI):
-#   models/recipe/make_model.sh            # WORK=/var/lib/dloop-train MINUTES=80 SEED=1
+#   models/recipe/make_model.sh            # WORK=/var/lib/dloop-train MINUTES=110 SEED=1
 # Steps: generate data, train the BPE tokenizer, train (resumes from WORK/ckpt.pt), export
 # models/default.gguf, evaluate on the held-out split, write the golden logits in tests/data/bundled/.
 # Needs Debian's python3 with python3-torch, python3-numpy, python3-regex and libopenblas0-pthread.
@@ -9,7 +9,7 @@ cd "$(dirname "$0")/../.."
 PY=/usr/bin/python3
 R=models/recipe
 WORK=${WORK:-/var/lib/dloop-train}
-MINUTES=${MINUTES:-80}
+MINUTES=${MINUTES:-110}
 SEED=${SEED:-1}
 TYPE=${TYPE:-F16}
 mkdir -p "$WORK/data"

@@ -117,11 +117,13 @@ def main():
     ap.add_argument("--ffn", type=int, default=704)
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--lr", type=float, default=1.5e-3)
-    ap.add_argument("--warmup", type=int, default=60)
+    ap.add_argument("--warmup", type=int, default=200)
     ap.add_argument("--resp-len", type=int, default=96)
     ap.add_argument("--max-prompt", type=int, default=416)
     ap.add_argument("--ckpt-minutes", type=float, default=5)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--no-bf16", dest="bf16", action="store_false",
+                    help="matrix products in float32 (default: bfloat16 autocast, weights and optimizer in float32)")
     ap.add_argument("--max-steps", type=int, default=0, help="stop after this many steps (0: time budget only)")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
@@ -165,7 +167,8 @@ def main():
         for g in opt.param_groups:
             g["lr"] = lr
         t0 = time.time()
-        loss, ce, _ = diffusion_loss(model, tokens, plen, tlen, args.resp_len, gen)
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=args.bf16):
+            loss, ce, _ = diffusion_loss(model, tokens, plen, tlen, args.resp_len, gen)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
