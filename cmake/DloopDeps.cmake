@@ -26,6 +26,12 @@ if(NOT DLOOP_CUDA STREQUAL "OFF")
   endif()
   if(CMAKE_CUDA_COMPILER AND CUDAToolkit_FOUND AND TARGET CUDA::cublas)
     enable_language(CUDA)
+    # CMake 3.25 knows nvcc's language levels only up to C++17, and a CUDA target takes its level
+    # from CXX_STANDARD (20); nvcc 12 and later accept -std=c++20.
+    if(NOT DEFINED CMAKE_CUDA20_STANDARD_COMPILE_OPTION OR CMAKE_CUDA20_STANDARD_COMPILE_OPTION STREQUAL "")
+      set(CMAKE_CUDA20_STANDARD_COMPILE_OPTION "-std=c++20")
+      set(CMAKE_CUDA20_EXTENSION_COMPILE_OPTION "-std=c++20")
+    endif()
     set(DLOOP_HAVE_CUDA ON)
   elseif(DLOOP_CUDA STREQUAL "ON")
     message(FATAL_ERROR "DLOOP_CUDA=ON but nvcc or cuBLAS was not found (looked in /usr/local/cuda)")
