@@ -34,7 +34,8 @@ void page_in(const GgufFile& file, const std::function<void(uint64_t, uint64_t)>
 
 Engine::Engine(std::unique_ptr<Model> model, Tokenizer tokenizer, ChatTemplate chat, int threads)
     : model_(std::move(model)), tokenizer_(std::move(tokenizer)), template_(std::move(chat)),
-      pool_(std::make_unique<kernels::ThreadPool>(threads > 0 ? threads : kernels::default_thread_count())) {
+      pool_(std::make_unique<kernels::ThreadPool>(threads > 0 ? threads : kernels::default_thread_count())),
+      direct_(std::make_unique<DirectExecutor>(*model_, *pool_)) {
   special_.mask = tokenizer_.mask_id();
   special_.eos = tokenizer_.eos_id();
   if (tokenizer_.eos_id() >= 0) special_.stop.push_back(tokenizer_.eos_id());
@@ -71,6 +72,7 @@ base::Result<std::unique_ptr<Engine>> Engine::open(const EngineOptions& options)
   if (engine->special_.mask < 0) {
     return base::invalid_argument(options.model_path + ": tokenizer.ggml.mask_token_id is missing; this is not a diffusion model");
   }
+  engine->prompt_cache_.set_budget(options.prompt_cache_bytes);
   engine->load_ms_ = ms_since(t0);
   return engine;
 }
@@ -80,16 +82,37 @@ std::string Engine::render_prompt(const GenerateRequest& request) const {
   return template_.render(request.messages, request.tools, /*add_generation_prompt=*/true);
 }
 
+std::unique_ptr<Forwarder> Engine::make_forwarder(CacheMode cache, PromptReuse reuse, std::span<const int32_t> prompt,
+                                                  PassExecutor* exec) {
+  const bool reusing = reuse != PromptReuse::kOff && prompt_cache_.stats().budget_bytes > 0;
+  if (cache == CacheMode::kNone && !reusing && exec == nullptr) {
+    return std::make_unique<DirectForwarder>(*model_, *pool_, state_);
+  }
+  CacheOptions o;
+  o.mode = cache;
+  if (reusing) {
+    o.prompt_cache = &prompt_cache_;
+    o.segment_ends = prompt_segment_ends(prompt, special_.stop, reuse);
+  }
+  return std::make_unique<CachedForwarder>(*model_, exec != nullptr ? *exec : *direct_, std::move(o));
+}
+
 base::Result<GenerateResult> Engine::generate(const GenerateRequest& request) {
-  if (request.response_format) return generate_json(request);
   std::lock_guard<std::mutex> lock(mutex_);
+  if (request.response_format) return run_generate_json(request, nullptr);
+  return run_generate(request, nullptr);
+}
+
+base::Result<GenerateResult> Engine::run_generate(const GenerateRequest& request, PassExecutor* exec) {
   auto t0 = Clock::now();
   GenerateResult r;
   std::vector<int32_t> prompt = tokenizer_.encode(render_prompt(request), /*parse_special=*/true);
   r.timings.tokenize_ms = ms_since(t0);
   r.prompt_tokens = static_cast<int64_t>(prompt.size());
-  auto decoded = decode(*model_, *pool_, state_, prompt, request.decode, special_, request.on_step);
+  std::unique_ptr<Forwarder> forwarder = make_forwarder(request.decode.cache, request.decode.prompt_reuse, prompt, exec);
+  auto decoded = decode(*model_, *forwarder, prompt, request.decode, special_, request.on_step);
   if (!decoded.ok()) return decoded.status();
+  r.forward_stats = decoded->forward_stats;
   r.output_tokens = decoded->output;
   r.text = tokenizer_.decode(decoded->output, /*render_special=*/false);
   r.completion_tokens = static_cast<int64_t>(decoded->output.size());

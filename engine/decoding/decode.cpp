@@ -23,9 +23,9 @@ struct Prediction {
 
 class Run {
  public:
-  Run(const Model& model, kernels::ThreadPool& pool, ForwardState& state, std::span<const int32_t> prompt,
-      const DecodeOptions& options, const SpecialTokens& special, const StepObserver& observer)
-      : model_(model), pool_(pool), state_(state), options_(options), special_(special), observer_(observer),
+  Run(const Model& model, Forwarder& forwarder, std::span<const int32_t> prompt, const DecodeOptions& options,
+      const SpecialTokens& special, const StepObserver& observer)
+      : model_(model), fwd_(forwarder), options_(options), special_(special), observer_(observer),
         chooser_(options, special.mask), rng_(options.seed) {
     n_prompt_ = static_cast<int64_t>(prompt.size());
     canvas_.assign(prompt.begin(), prompt.end());
@@ -42,8 +42,8 @@ class Run {
     for (int64_t p = lo; p < hi; ++p) if (canvas_[p] == special_.mask) out.push_back(p);
     return out;
   }
-  base::Status predict(int64_t lo, int64_t hi, std::vector<Prediction>& out);
-  base::Status logits_for(const std::vector<int64_t>& positions);
+  base::Status predict(int64_t lo, int64_t hi, bool first_in_block, std::vector<Prediction>& out);
+  base::Status logits_for(const std::vector<int64_t>& positions, const PassHint& hint);
   void commit(const std::vector<Prediction>& preds, const std::vector<size_t>& chosen);
   bool answer_ended() const;
   std::vector<size_t> select_top(const std::vector<Prediction>& preds, size_t k) const;
@@ -51,8 +51,7 @@ class Run {
   std::vector<size_t> select_sampled(const std::vector<Prediction>& preds, size_t k);
 
   const Model& model_;
-  kernels::ThreadPool& pool_;
-  ForwardState& state_;
+  Forwarder& fwd_;
   const DecodeOptions& options_;
   const SpecialTokens& special_;
   const StepObserver& observer_;
@@ -70,19 +69,19 @@ class Run {
   double sampling_ms_ = 0;
 };
 
-base::Status Run::logits_for(const std::vector<int64_t>& positions) {
+base::Status Run::logits_for(const std::vector<int64_t>& positions, const PassHint& hint) {
   const int64_t V = model_.config().n_vocab;
   rows_.clear();
   for (int64_t p : positions) rows_.push_back(static_cast<int32_t>(model_.config().shift_logits ? std::max<int64_t>(p - 1, 0) : p));
   logits_.resize(positions.size() * static_cast<size_t>(V));
   auto t0 = Clock::now();
-  DLOOP_RETURN_IF_ERROR(model_.forward(pool_, canvas_, rows_, logits_.data(), state_));
+  DLOOP_RETURN_IF_ERROR(fwd_.forward(canvas_, rows_, logits_.data(), hint, 0));
   ++passes_;
   if (options_.cfg_scale > 0) {
     std::vector<int32_t> uncond_canvas = canvas_;
     std::fill(uncond_canvas.begin(), uncond_canvas.begin() + n_prompt_, special_.mask);
     uncond_.resize(logits_.size());
-    DLOOP_RETURN_IF_ERROR(model_.forward(pool_, uncond_canvas, rows_, uncond_.data(), state_));
+    DLOOP_RETURN_IF_ERROR(fwd_.forward(uncond_canvas, rows_, uncond_.data(), hint, 1));
     ++passes_;
     const float s = static_cast<float>(options_.cfg_scale);
     for (size_t i = 0; i < logits_.size(); ++i) logits_[i] = uncond_[i] + (s + 1.0f) * (logits_[i] - uncond_[i]);
@@ -91,9 +90,11 @@ base::Status Run::logits_for(const std::vector<int64_t>& positions) {
   return base::Status();
 }
 
-base::Status Run::predict(int64_t lo, int64_t hi, std::vector<Prediction>& out) {
+base::Status Run::predict(int64_t lo, int64_t hi, bool first_in_block, std::vector<Prediction>& out) {
   std::vector<int64_t> positions = masked(lo, hi);
-  DLOOP_RETURN_IF_ERROR(logits_for(positions));
+  // Rows before the block and (dual cache) after it keep their tokens until the next block.
+  const PassHint hint{lo, hi < static_cast<int64_t>(canvas_.size()) ? hi : -1, first_in_block};
+  DLOOP_RETURN_IF_ERROR(logits_for(positions, hint));
   ++steps_;
   auto t0 = Clock::now();
   const int64_t V = model_.config().n_vocab;
@@ -174,7 +175,7 @@ base::Status Run::block_schedule() {
     const auto m = static_cast<int64_t>(masked(lo, hi).size());
     for (int64_t j = 0; !stopped_ && !masked(lo, hi).empty(); ++j) {
       if (!options_.threshold && j >= steps_per_block) break;
-      DLOOP_RETURN_IF_ERROR(predict(lo, hi, preds));
+      DLOOP_RETURN_IF_ERROR(predict(lo, hi, j == 0, preds));
       auto t0 = Clock::now();
       std::vector<size_t> chosen;
       if (options_.threshold) {
@@ -201,7 +202,7 @@ base::Status Run::eps_schedule() {
     if (n == 0 || stopped_) break;
     const bool last = i == options_.steps - 1;
     const double ratio = last ? 1.0 : 1.0 - t_of(i + 1) / t_of(i);
-    DLOOP_RETURN_IF_ERROR(predict(lo, hi, preds));
+    DLOOP_RETURN_IF_ERROR(predict(lo, hi, i == 0, preds));
     auto t0 = Clock::now();
     std::vector<size_t> chosen;
     if (options_.algorithm == Algorithm::kOrigin) {
@@ -232,14 +233,12 @@ DecodeResult Run::result() const {
   r.stopped_by_eos = stopped_;
   r.forward_ms = forward_ms_;
   r.sampling_ms = sampling_ms_;
+  r.forward_stats = fwd_.stats();
   return r;
 }
 
-}  // namespace
-
-base::Result<DecodeResult> decode(const Model& model, kernels::ThreadPool& pool, ForwardState& state,
-                                  std::span<const int32_t> prompt, const DecodeOptions& options,
-                                  const SpecialTokens& special, const StepObserver& observer) {
+base::Status check_decode(const Model& model, std::span<const int32_t> prompt, const DecodeOptions& options,
+                          const SpecialTokens& special) {
   DLOOP_RETURN_IF_ERROR(validate(options));
   const ModelConfig& c = model.config();
   if (special.mask < 0 || special.mask >= c.n_vocab) {
@@ -253,9 +252,30 @@ base::Result<DecodeResult> decode(const Model& model, kernels::ThreadPool& pool,
                                   std::to_string(options.gen_length) + ") exceeds the model's context length " +
                                   std::to_string(c.n_ctx));
   }
-  Run run(model, pool, state, prompt, options, special, observer);
+  return base::Status();
+}
+
+}  // namespace
+
+base::Result<DecodeResult> decode(const Model& model, Forwarder& forwarder, std::span<const int32_t> prompt,
+                                  const DecodeOptions& options, const SpecialTokens& special,
+                                  const StepObserver& observer) {
+  DLOOP_RETURN_IF_ERROR(check_decode(model, prompt, options, special));
+  Run run(model, forwarder, prompt, options, special, observer);
   DLOOP_RETURN_IF_ERROR(options.schedule == Schedule::kBlock ? run.block_schedule() : run.eps_schedule());
   return run.result();
+}
+
+base::Result<DecodeResult> decode(const Model& model, kernels::ThreadPool& pool, ForwardState& state,
+                                  std::span<const int32_t> prompt, const DecodeOptions& options,
+                                  const SpecialTokens& special, const StepObserver& observer) {
+  if (options.cache == CacheMode::kNone) {
+    DirectForwarder direct(model, pool, state);
+    return decode(model, direct, prompt, options, special, observer);
+  }
+  DirectExecutor exec(model, pool);
+  CachedForwarder cached(model, exec, CacheOptions{options.cache, nullptr, {}});
+  return decode(model, cached, prompt, options, special, observer);
 }
 
 }  // namespace dloop::engine

@@ -114,7 +114,8 @@ base::Status Infiller::pass() {
   for (int32_t p : rows_) model_rows.push_back(c.shift_logits ? std::max<int32_t>(p - 1, 0) : p);
   logits_.resize(rows_.size() * V);
   auto t0 = Clock::now();
-  DLOOP_RETURN_IF_ERROR(ctx_.model.forward(ctx_.pool, canvas_, model_rows, logits_.data(), ctx_.state));
+  const PassHint hint{static_cast<int64_t>(prompt_.size()), -1, false};
+  DLOOP_RETURN_IF_ERROR(ctx_.forwarder.forward(canvas_, model_rows, logits_.data(), hint));
   result_.forward_ms += ms_since(t0);
   ++result_.forward_passes;
   if (trace_) {

@@ -13,6 +13,7 @@
 
 #include "dloop/base/json_schema.h"
 #include "dloop/base/status.h"
+#include "dloop/engine/forwarder.h"
 #include "dloop/engine/model.h"
 #include "dloop/engine/tokenizer.h"
 #include "slot_automaton.h"
@@ -58,8 +59,7 @@ struct InfillResult {
 
 struct InfillContext {
   const Model& model;
-  kernels::ThreadPool& pool;
-  ForwardState& state;
+  Forwarder& forwarder;  // every pass keeps the prompt's tokens: its rows may be cached
   const Tokenizer& tokenizer;
   const VocabInfo& vocab;
   int32_t eos = -1;

@@ -8,12 +8,12 @@ namespace dloop::engine {
 namespace {
 
 // effort, threshold, max commits per pass, separate name pass, exact-prefix choices, thinking
-// tokens, answer block length
+// tokens, answer block length, K/V cache, prompt reuse
 constexpr std::array<ReasoningPreset, 4> kPresets = {{
-    {ReasoningEffort::kInstant, 0.5, 0, false, false, 0, 96},
-    {ReasoningEffort::kLow, 0.7, 0, false, false, 0, 32},
-    {ReasoningEffort::kMedium, 0.9, 0, true, false, 0, 32},
-    {ReasoningEffort::kHigh, 0.9, 0, true, true, 0, 8},
+    {ReasoningEffort::kInstant, 0.5, 0, false, false, 0, 96, CacheMode::kNone, PromptReuse::kOff},
+    {ReasoningEffort::kLow, 0.7, 0, false, false, 0, 32, CacheMode::kNone, PromptReuse::kOff},
+    {ReasoningEffort::kMedium, 0.9, 0, true, false, 0, 32, CacheMode::kNone, PromptReuse::kOff},
+    {ReasoningEffort::kHigh, 0.9, 0, true, true, 0, 8, CacheMode::kNone, PromptReuse::kOff},
 }};
 
 }  // namespace

@@ -107,6 +107,11 @@ base::Status validate_tool_call_request(const ToolCallRequest& r) {
 base::Result<ToolCallResult> Engine::tool_call(const ToolCallRequest& request) {
   DLOOP_RETURN_IF_ERROR(validate_tool_call_request(request));
   std::lock_guard<std::mutex> lock(mutex_);
+  return run_tool_call(request, nullptr);
+}
+
+base::Result<ToolCallResult> Engine::run_tool_call(const ToolCallRequest& request, PassExecutor* exec) {
+  DLOOP_RETURN_IF_ERROR(validate_tool_call_request(request));
   const auto t0 = Clock::now();
   const ReasoningPreset& preset = reasoning_preset(request.effort);
   ToolCallResult r;
@@ -129,7 +134,9 @@ base::Result<ToolCallResult> Engine::tool_call(const ToolCallRequest& request) {
   r.prompt_tokens = static_cast<int64_t>(prompt.size());
   r.timings.tokenize_ms = ms_since(t0);
   const toolcall::VocabInfo vocab = toolcall::VocabInfo::build(tokenizer_, special_.mask);
-  const toolcall::InfillContext ctx{*model_, *pool_, state_, tokenizer_, vocab, special_.eos};
+  std::unique_ptr<Forwarder> forwarder = make_forwarder(request.cache.value_or(preset.cache),
+                                                        request.prompt_reuse.value_or(preset.prompt_reuse), prompt, exec);
+  const toolcall::InfillContext ctx{*model_, *forwarder, tokenizer_, vocab, special_.eos};
   const int64_t V = model_->config().n_vocab;
   const toolcall::FixedPiece open = marker(tokenizer_, "<tool_call>");
   const toolcall::FixedPiece close = marker(tokenizer_, "</tool_call>");
@@ -154,7 +161,7 @@ base::Result<ToolCallResult> Engine::tool_call(const ToolCallRequest& request) {
     for (int32_t p : rows) model_rows.push_back(model_->config().shift_logits ? std::max(p - 1, 0) : p);
     logits.resize(rows.size() * static_cast<size_t>(V));
     auto tf = Clock::now();
-    DLOOP_RETURN_IF_ERROR(model_->forward(*pool_, canvas, model_rows, logits.data(), state_));
+    DLOOP_RETURN_IF_ERROR(forwarder->forward(canvas, model_rows, logits.data(), PassHint{static_cast<int64_t>(prompt.size()), -1, false}));
     r.timings.forward_ms += ms_since(tf);
     ++r.forward_passes;
     return base::Status();
@@ -276,7 +283,7 @@ base::Result<ToolCallResult> Engine::tool_call(const ToolCallRequest& request) {
     o.block_length = std::min<int64_t>(preset.answer_block_length, request.answer_length);
     if (o.gen_length % o.block_length != 0) o.block_length = 0;
     o.threshold = preset.threshold;
-    DLOOP_ASSIGN_OR_RETURN(DecodeResult d, decode(*model_, *pool_, state_, prompt, o, special_));
+    DLOOP_ASSIGN_OR_RETURN(DecodeResult d, decode(*model_, *forwarder, prompt, o, special_));
     r.forward_passes += d.forward_passes;
     r.timings.forward_ms += d.forward_ms;
     r.timings.sampling_ms += d.sampling_ms;
@@ -285,23 +292,24 @@ base::Result<ToolCallResult> Engine::tool_call(const ToolCallRequest& request) {
     r.canvas_text = tokenizer_.decode(d.answer, true);
   }
   r.steps = r.forward_passes;
+  r.forward_stats = forwarder->stats();
   r.timings.total_ms = ms_since(t0);
   return r;
 }
 
-base::Result<GenerateResult> Engine::generate_json(const GenerateRequest& request) {
+base::Result<GenerateResult> Engine::run_generate_json(const GenerateRequest& request, PassExecutor* exec) {
   auto schema = base::Schema::compile(*request.response_format);
   if (!schema.ok()) return base::invalid_argument("response_format: " + schema.status().message());
   auto st = toolcall::check_decodable(schema->root());
   if (!st.ok()) return base::invalid_argument("response_format: " + st.message());
-  std::lock_guard<std::mutex> lock(mutex_);
   const auto t0 = Clock::now();
   GenerateResult r;
   std::vector<int32_t> prompt = tokenizer_.encode(render_prompt(request), /*parse_special=*/true);
   r.timings.tokenize_ms = ms_since(t0);
   r.prompt_tokens = static_cast<int64_t>(prompt.size());
   const toolcall::VocabInfo vocab = toolcall::VocabInfo::build(tokenizer_, special_.mask);
-  const toolcall::InfillContext ctx{*model_, *pool_, state_, tokenizer_, vocab, special_.eos};
+  std::unique_ptr<Forwarder> forwarder = make_forwarder(request.decode.cache, request.decode.prompt_reuse, prompt, exec);
+  const toolcall::InfillContext ctx{*model_, *forwarder, tokenizer_, vocab, special_.eos};
   toolcall::InfillSpec spec;
   spec.root = &schema->root();
   spec.suffix = {marker(tokenizer_, "<|im_end|>")};
@@ -321,6 +329,7 @@ base::Result<GenerateResult> Engine::generate_json(const GenerateRequest& reques
   r.stopped_by_eos = true;
   r.timings.forward_ms = filled.forward_ms;
   r.timings.sampling_ms = filled.sampling_ms;
+  r.forward_stats = forwarder->stats();
   r.timings.total_ms = ms_since(t0);
   r.tokens_per_second = r.timings.total_ms > 0 ? 1000.0 * static_cast<double>(r.completion_tokens) / r.timings.total_ms : 0;
   return r;

@@ -14,12 +14,14 @@
 #include <random>
 
 #include "args.h"
+#include "bench_decode.h"
 #include "commands.h"
 #include "dloop/base/json.h"
 #include "dloop/base/strings.h"
 #include "dloop/engine/gguf.h"
 #include "dloop/engine/model.h"
 #include "dloop/engine/random_model.h"
+#include "model_path.h"
 
 namespace dloop::cli {
 namespace {
@@ -93,7 +95,8 @@ struct EngineBenchOptions {
   std::string cache_dir;
 };
 
-base::Result<base::Json> bench_model(const std::string& preset, const EngineBenchOptions& o, const OpenBlas& blas) {
+// The random model file of a preset, written on first use.
+base::Result<std::string> random_model_file(const std::string& preset, const EngineBenchOptions& o) {
   auto spec = engine::random_model_preset(preset);
   if (!spec) return base::invalid_argument("unknown model preset '" + preset + "'");
   spec->type = o.type;
@@ -105,6 +108,11 @@ base::Result<base::Json> bench_model(const std::string& preset, const EngineBenc
     DLOOP_RETURN_IF_ERROR(engine::write_random_model(*spec, path + ".tmp"));
     fs::rename(path + ".tmp", path);
   }
+  return path;
+}
+
+base::Result<base::Json> bench_model(const std::string& preset, const EngineBenchOptions& o, const OpenBlas& blas) {
+  DLOOP_ASSIGN_OR_RETURN(std::string path, random_model_file(preset, o));
   DLOOP_ASSIGN_OR_RETURN(auto file, engine::GgufFile::open(path));
   std::shared_ptr<const engine::GgufFile> shared = std::move(file);
   DLOOP_ASSIGN_OR_RETURN(auto model, engine::Model::load(shared));
@@ -206,6 +214,11 @@ int bench_engine(const std::vector<std::string>& args) {
       .flag({"threads", "N", "compute threads", false, "physical cores"})
       .flag({"type", "TYPE", "weight type: f32, f16, bf16, q8_0", false, "f32"})
       .flag({"cache-dir", "DIR", "where the random models are written", false, "/tmp/dloop-bench"})
+      .flag({"decode", "LIST", "models for the end-to-end decoding figures (per-step times with and without\n"
+                               "the K/V caches, 256 tokens at each reasoning preset): 'default' (the bundled\n"
+                               "model), presets, or 'none'", false, "default,tiny"})
+      .flag({"gen-length", "N", "tokens generated per decoding run", false, "256"})
+      .flag({"prompt-tokens", "N", "prompt length of the decoding runs", false, "64"})
       .flag({"json", "", "print JSON instead of tables"});
   auto a = p.parse(args, 0, 0);
   if (p.help_requested()) { std::fputs(p.usage().c_str(), stdout); return kExitOk; }
@@ -222,6 +235,11 @@ int bench_engine(const std::vector<std::string>& args) {
   if (!canvas.ok()) return usage_error(canvas.status());
   if (!repeat.ok()) return usage_error(repeat.status());
   if (!threads.ok()) return usage_error(threads.status());
+  auto gen = a->get_int("gen-length", 256, 32, 4096);
+  auto plen = a->get_int("prompt-tokens", 64, 1, 8192);
+  if (!gen.ok()) return usage_error(gen.status());
+  if (!plen.ok()) return usage_error(plen.status());
+  if (*gen % 32 != 0) return usage_error(base::invalid_argument("--gen-length must be a multiple of 32"));
   o.canvas = *canvas;
   o.repeat = static_cast<int>(*repeat);
   o.threads = static_cast<int>(*threads);
@@ -235,6 +253,7 @@ int bench_engine(const std::vector<std::string>& args) {
   if (!blas.available()) std::fprintf(stderr, "bench: OpenBLAS not found (apt-get install libopenblas0); no baseline\n");
   base::Json results = base::Json::array();
   for (const auto& m : o.models) {
+    if (m == "none" || m.empty()) continue;
     auto r = bench_model(m, o, blas);
     if (!r.ok()) {
       std::fprintf(stderr, "dloop bench engine: %s\n", r.status().message().c_str());
@@ -242,10 +261,29 @@ int bench_engine(const std::vector<std::string>& args) {
     }
     results.push_back(std::move(r).value());
   }
+  DecodeBenchOptions d;
+  d.gen_length = *gen;
+  d.prompt_tokens = *plen;
+  d.threads = o.threads;
+  base::Json decoded = base::Json::array();
+  for (const auto& m : base::split(a->get("decode").value_or("default,tiny"), ',')) {
+    if (m == "none" || m.empty()) continue;
+    auto path = m == "default" ? resolve_model_path(m) : random_model_file(m, o);
+    auto r = path.ok() ? bench_decode(m, *path, d) : base::Result<base::Json>(path.status());
+    if (!r.ok()) {
+      std::fprintf(stderr, "dloop bench engine: %s\n", r.status().message().c_str());
+      return r.status().code() == base::Code::kInvalidArgument ? kExitUsage : kExitFailed;
+    }
+    decoded.push_back(std::move(r).value());
+  }
   if (a->has("json")) {
-    std::printf("%s\n", results.dump(base::Json::Style::kPretty).c_str());
+    base::Json all = base::Json::object();
+    all.set("forward", std::move(results));
+    all.set("decode", std::move(decoded));
+    std::printf("%s\n", all.dump(base::Json::Style::kPretty).c_str());
   } else {
     print_engine_table(results);
+    if (!decoded.as_array().empty()) print_decode_table(decoded);
   }
   return kExitOk;
 }
@@ -258,7 +296,8 @@ int cmd_bench(const std::vector<std::string>& args) {
   const std::string usage =
       "usage: dloop bench WHAT [options]\n\n"
       "  engine    forward-pass time and matmul GFLOP/s vs OpenBLAS on random-weight models\n"
-      "  toolcall  held-out tool calls: infilling vs left-to-right decoding (passes, wall time, accuracy)\n\n"
+      "  toolcall  held-out tool calls: infilling vs left-to-right decoding (passes, wall time, accuracy)\n"
+      "  batch     throughput of batched decoding at 1, 2, 4, 8, 16 concurrent requests\n\n"
       "'dloop bench WHAT --help' for the options of each.\n";
   if (args.empty() || args[0] == "--help" || args[0] == "-h") {
     std::fputs(usage.c_str(), args.empty() ? stderr : stdout);
@@ -267,6 +306,7 @@ int cmd_bench(const std::vector<std::string>& args) {
   std::vector<std::string> rest(args.begin() + 1, args.end());
   if (args[0] == "engine") return bench_engine(rest);
   if (args[0] == "toolcall") return bench_toolcall(rest);
+  if (args[0] == "batch") return bench_batch(rest);
   std::fprintf(stderr, "dloop bench: unknown benchmark '%s'\n%s", args[0].c_str(), usage.c_str());
   return kExitUsage;
 }

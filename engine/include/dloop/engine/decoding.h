@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "dloop/base/status.h"
+#include "dloop/engine/forwarder.h"
 #include "dloop/engine/model.h"
 
 namespace dloop::engine {
@@ -42,6 +43,10 @@ struct DecodeOptions {
   double alg_temp = 0.0;       // eps schedule: sample positions from softmax(conf / alg_temp)
   uint64_t seed = 0;
   bool eos_stop = true;        // stop once the answer has ended, fill the rest with EOS
+  // K/V caching (forwarder.h). kNone with kOff is the exact reference path (Model::forward over
+  // the whole canvas every step).
+  CacheMode cache = CacheMode::kNone;
+  PromptReuse prompt_reuse = PromptReuse::kOff;  // applies where a PromptCache exists (Engine)
 };
 
 // Checks the combination of options (divisibility, ranges, algorithm vs schedule). Errors name
@@ -70,6 +75,7 @@ struct DecodeResult {
   bool stopped_by_eos = false;
   double forward_ms = 0;         // time inside the model
   double sampling_ms = 0;        // token choice, confidence and selection
+  ForwardStats forward_stats;    // rows computed vs a full pass, prompt rows reused
 };
 
 // Decodes options.gen_length tokens after `prompt`. Errors: invalid options, token ids outside
@@ -77,5 +83,11 @@ struct DecodeResult {
 base::Result<DecodeResult> decode(const Model& model, kernels::ThreadPool& pool, ForwardState& state,
                                   std::span<const int32_t> prompt, const DecodeOptions& options,
                                   const SpecialTokens& special, const StepObserver& observer = {});
+
+// The same with the passes going through `forwarder` (caches, batching). options.cache and
+// options.prompt_reuse are the forwarder's business here: they are not read.
+base::Result<DecodeResult> decode(const Model& model, Forwarder& forwarder, std::span<const int32_t> prompt,
+                                  const DecodeOptions& options, const SpecialTokens& special,
+                                  const StepObserver& observer = {});
 
 }  // namespace dloop::engine

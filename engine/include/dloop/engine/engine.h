@@ -1,8 +1,10 @@
 // The engine API: open a GGUF diffusion model and generate text from chat messages or a raw
 // prompt, with per-request decoding options. Results carry the text, token counts, forward
 // passes and timings.
-// Thread-safety: an Engine may be shared between threads; generate() calls are serialised (one
-// canvas at a time; cross-request batching is a separate layer).
+// Thread-safety: an Engine may be shared between threads; generate() and tool_call() calls are
+// serialised (one request at a time); generate_batch() and tool_call_batch() decode many requests
+// together, one forward pass per denoising step for all of them (batch.h), with results identical
+// to decoding each alone. The PromptCache keeps prompt K/V across requests (forwarder.h).
 #pragma once
 
 #include <functional>
@@ -15,8 +17,10 @@
 #include "dloop/base/status.h"
 #include "dloop/engine/chat.h"
 #include "dloop/engine/decoding.h"
+#include "dloop/engine/forwarder.h"
 #include "dloop/engine/gguf.h"
 #include "dloop/engine/model.h"
+#include "dloop/engine/prompt_cache.h"
 #include "dloop/engine/tokenizer.h"
 
 namespace dloop::engine {
@@ -26,6 +30,8 @@ struct EngineOptions {
   int threads = 0;  // 0 = one per physical core
   // Called while the weights are paged in: (bytes done, bytes total). Empty = no progress.
   std::function<void(uint64_t, uint64_t)> on_load_progress;
+  // Budget of the PromptCache (prompt K/V kept across requests, LRU); 0 = no prompt reuse.
+  uint64_t prompt_cache_bytes = uint64_t{256} << 20;
 };
 
 struct ToolCallRequest;  // tool_call.h
@@ -59,6 +65,7 @@ struct GenerateResult {
   bool stopped_by_eos = false;
   Timings timings;
   double tokens_per_second = 0;        // completion tokens / total time
+  ForwardStats forward_stats;          // rows computed vs full passes, prompt rows reused
 };
 
 class Engine {
@@ -73,6 +80,14 @@ class Engine {
   // The exact prompt text a request renders to.
   std::string render_prompt(const GenerateRequest& request) const;
 
+  // Decodes the requests together (one thread each; their passes are packed into one forward
+  // pass per step). Result i is what generate(requests[i]) / tool_call(requests[i]) returns.
+  std::vector<base::Result<GenerateResult>> generate_batch(const std::vector<GenerateRequest>& requests);
+  std::vector<base::Result<ToolCallResult>> tool_call_batch(const std::vector<ToolCallRequest>& requests);
+
+  PromptCacheStats prompt_cache_stats() const { return prompt_cache_.stats(); }
+  PromptCache& prompt_cache() { return prompt_cache_; }
+
   const Model& model() const { return *model_; }
   const Tokenizer& tokenizer() const { return tokenizer_; }
   const ChatTemplate& chat_template() const { return template_; }
@@ -83,7 +98,14 @@ class Engine {
   Engine(std::unique_ptr<Model> model, Tokenizer tokenizer, ChatTemplate chat, int threads);
 
  private:
-  base::Result<GenerateResult> generate_json(const GenerateRequest& request);  // toolcall/tool_call.cpp
+  // The request bodies; `exec` is the batch member the passes go through, or null (alone).
+  base::Result<GenerateResult> run_generate(const GenerateRequest& request, PassExecutor* exec);
+  base::Result<GenerateResult> run_generate_json(const GenerateRequest& request, PassExecutor* exec);  // toolcall/
+  base::Result<ToolCallResult> run_tool_call(const ToolCallRequest& request, PassExecutor* exec);     // toolcall/
+  // DirectForwarder (the exact reference path) when no cache is asked for and the passes run
+  // alone; a CachedForwarder otherwise.
+  std::unique_ptr<Forwarder> make_forwarder(CacheMode cache, PromptReuse reuse, std::span<const int32_t> prompt,
+                                            PassExecutor* exec);
 
   std::unique_ptr<Model> model_;
   Tokenizer tokenizer_;
@@ -91,6 +113,8 @@ class Engine {
   SpecialTokens special_;
   std::unique_ptr<kernels::ThreadPool> pool_;
   ForwardState state_;
+  std::unique_ptr<DirectExecutor> direct_;  // passes of a request decoded alone, with caches
+  PromptCache prompt_cache_{uint64_t{256} << 20};
   std::mutex mutex_;
   double load_ms_ = 0;
 };

@@ -35,6 +35,8 @@ struct ReasoningPreset {
   bool exact_prefix_choices;       // score optional properties etc. only after the slots before them are filled
   int64_t thinking_tokens;         // thinking span before the call (0: the bundled model was not trained to think)
   int64_t answer_block_length;     // free-text answers: threshold decoding in blocks of this length
+  CacheMode cache;                 // K/V cache of the passes (forwarder.h)
+  PromptReuse prompt_reuse;        // prompt segments kept in the Engine's PromptCache
 };
 const ReasoningPreset& reasoning_preset(ReasoningEffort effort);
 
@@ -63,6 +65,8 @@ struct ToolCallRequest {
   int64_t answer_length = 96;          // canvas of a free-text answer; the call canvas is padded to it
   int64_t string_slot_tokens = 24;     // positions of a string value slot (more when minLength needs them)
   int64_t number_slot_tokens = 12;     // positions of a number value slot
+  std::optional<CacheMode> cache;          // unset: the effort preset's
+  std::optional<PromptReuse> prompt_reuse; // unset: the effort preset's
 };
 
 struct ToolCallResult {
@@ -79,6 +83,7 @@ struct ToolCallResult {
   int64_t steps = 0;
   int64_t forward_passes = 0;
   Timings timings;
+  ForwardStats forward_stats;          // rows computed vs full passes, prompt rows reused
 };
 
 // Checks a request without running the model: tool names (non-empty, distinct), schemas inside the
