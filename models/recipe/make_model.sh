@@ -22,7 +22,15 @@ $PY $R/train.py --data "$WORK/data" --tokenizer "$WORK/tokenizer.json" --work "$
     --seed "$SEED"
 $PY $R/export_gguf.py --ckpt "$WORK/final.pt" --tokenizer "$WORK/tokenizer.json" --out models/default.gguf \
     --type "$TYPE"
-$PY $R/eval.py --ckpt "$WORK/final.pt" --tokenizer "$WORK/tokenizer.json" --data "$WORK/data" --limit 60 \
-    --out "$WORK/eval-heldout.json"
 $PY $R/dump_logits.py --gguf models/default.gguf --ckpt "$WORK/final.pt" --tokenizer "$WORK/tokenizer.json" \
     --data "$WORK/data/heldout.jsonl" --out tests/data/bundled
+DLOOP=${DLOOP:-build/dloop}
+if [ -x "$DLOOP" ]; then
+    "$DLOOP" eval --model models/default.gguf --effort instant,low,medium,high | tee "$WORK/eval-dloop.txt"
+else
+    echo "make_model.sh: $DLOOP is not built; evaluate later with: dloop eval --effort instant,low,medium,high"
+fi
+if [ "${EVAL_PY:-0}" = 1 ]; then
+    $PY $R/eval.py --ckpt "$WORK/final.pt" --tokenizer "$WORK/tokenizer.json" --data "$WORK/data" --limit 60 \
+        --out "$WORK/eval-heldout.json"
+fi

@@ -11,6 +11,7 @@ import json
 import math
 import os
 import random
+import signal
 import sys
 import time
 
@@ -145,7 +146,13 @@ def main():
     n_params = sum(p.numel() for p in model.parameters())
     print("params %.2fM vocab %d examples %d" % (n_params / 1e6, cfg.vocab, len(examples)), flush=True)
     log_path = os.path.join(args.work, "loss.csv")
-    if not os.path.exists(log_path):
+    if os.path.exists(log_path):  # drop rows of steps after the checkpoint (they are redone)
+        with open(log_path) as f:
+            rows = f.readlines()
+        keep = [r for r in rows[1:] if int(r.split(",")[0]) < state["step"]]
+        with open(log_path, "w") as f:
+            f.writelines(rows[:1] + keep)
+    else:
         with open(log_path, "w") as f:
             f.write("step,minutes,lr,loss,masked_ce,tokens_per_s\n")
     budget = args.max_minutes * 60
@@ -153,7 +160,10 @@ def main():
     last_ckpt = time.time()
     per_epoch = len(batches_for_epoch(examples, 0, args.seed, args.batch))
     batches, batches_epoch = None, -1
-    while True:
+    stop = []
+    signal.signal(signal.SIGTERM, lambda *_: stop.append(True))
+    signal.signal(signal.SIGINT, lambda *_: stop.append(True))
+    while not stop:
         elapsed = time.time() - start
         step = state["step"]
         if elapsed >= budget or (args.max_steps and step >= args.max_steps):
@@ -186,6 +196,9 @@ def main():
             save(ckpt, model, opt, state)
             last_ckpt = time.time()
     save(ckpt, model, opt, state)
+    if stop:
+        print("stopped by a signal at step %d; run again to resume" % state["step"], flush=True)
+        return
     torch.save({"model": model.state_dict(), "config": cfg.to_dict(), "state": state},
                os.path.join(args.work, "final.pt"))
     print("done: step %d, %.1f min" % (state["step"], state["elapsed"] / 60), flush=True)

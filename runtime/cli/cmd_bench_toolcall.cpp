@@ -8,16 +8,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
-#include <map>
 
 #include "args.h"
 #include "commands.h"
 #include "dloop/base/json.h"
-#include "dloop/base/json_schema.h"
 #include "dloop/base/strings.h"
 #include "dloop/engine/engine.h"
 #include "dloop/engine/tool_call.h"
+#include "heldout.h"
 #include "model_path.h"
 
 namespace dloop::cli {
@@ -25,69 +23,23 @@ namespace {
 
 using base::Json;
 
-struct Case {
-  std::vector<engine::ChatMessage> messages;
-  std::vector<engine::ToolDefinition> tools;
-  std::vector<Json> tool_json;
-  Json gold;  // {"name", "arguments"}
-};
-
 struct Tally {
   std::vector<double> passes, wall_ms;
   int n = 0, called = 0, choice = 0, exact = 0, valid = 0;
   void add(double p, double ms) { passes.push_back(p); wall_ms.push_back(ms); ++n; }
+  // One predicted call (name == nullptr: no call).
+  void score(const HeldoutTurn& c, const std::string* name, const Json& args) {
+    if (!name) return;
+    ++called;
+    CallMatch m = match_call(c, *name, args);
+    choice += m.name;
+    exact += m.exact;
+    valid += m.valid;
+  }
 };
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
-
-base::Result<std::vector<Case>> load_cases(const std::string& path, int64_t limit) {
-  std::ifstream in(path);
-  if (!in) return base::not_found(path + ": cannot open");
-  std::vector<Case> out;
-  std::string line;
-  for (int64_t ln = 1; std::getline(in, line) && static_cast<int64_t>(out.size()) < limit; ++ln) {
-    auto j = Json::parse(line);
-    if (!j.ok()) return base::invalid_argument(path + ":" + std::to_string(ln) + ": " + j.status().message());
-    const Json* gold = j->find("gold");
-    if (!gold || !gold->find("tool_call")) continue;
-    Case c;
-    for (const Json& m : j->find("messages")->as_array()) {
-      c.messages.push_back({m.find("role")->as_string(), m.find("content")->as_string()});
-    }
-    for (const Json& t : j->find("tools")->as_array()) {
-      c.tools.push_back({t.find("name")->as_string(), t.find("description")->as_string(), *t.find("parameters")});
-      c.tool_json.push_back(t);
-    }
-    c.gold = *gold->find("tool_call");
-    out.push_back(std::move(c));
-  }
-  return out;
-}
-
-// Scores one predicted call (nullptr: no call).
-void score(Tally& t, const Case& c, const std::string* name, const Json* args) {
-  if (!name) return;
-  ++t.called;
-  if (*name != c.gold.find("name")->as_string()) return;
-  ++t.choice;
-  if (args && *args == *c.gold.find("arguments")) ++t.exact;
-}
-
-void check_valid(Tally& t, const Case& c, const std::string* name, const Json* args) {
-  if (!name || !args) return;
-  for (const auto& tool : c.tools) {
-    if (tool.name != *name) continue;
-    auto schema = base::Schema::compile(tool.parameters);
-    if (schema.ok() && schema->validate(*args).ok()) ++t.valid;
-  }
-}
-
 // Free decoding: the answer tokens as <tool_call> JSON </tool_call>.
-void run_free(engine::Engine& e, const Case& c, const engine::DecodeOptions& o, Tally& t) {
+void run_free(engine::Engine& e, const HeldoutTurn& c, const engine::DecodeOptions& o, Tally& t) {
   engine::GenerateRequest g;
   g.messages = c.messages;
   g.tools = c.tool_json;
@@ -97,19 +49,9 @@ void run_free(engine::Engine& e, const Case& c, const engine::DecodeOptions& o, 
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   if (!r.ok()) return;
   t.add(static_cast<double>(r->forward_passes), ms);
-  auto open = e.tokenizer().find_special("<tool_call>");
-  auto close = e.tokenizer().find_special("</tool_call>");
-  const auto& toks = r->output_tokens;
-  if (!open || toks.empty() || toks[0] != *open) return;
-  auto end = close ? std::find(toks.begin(), toks.end(), *close) : toks.end();
-  std::vector<int32_t> body(toks.begin() + 1, end);
-  auto j = Json::parse(e.tokenizer().decode(body, false));
-  const Json* name = j.ok() ? j->find("name") : nullptr;
-  const Json* args = j.ok() ? j->find("arguments") : nullptr;
-  std::string n = name && name->is_string() ? name->as_string() : std::string();
-  if (!name) ++t.called;  // a call that does not parse
-  score(t, c, name ? &n : nullptr, args);
-  check_valid(t, c, name ? &n : nullptr, args);
+  FreeCall f = read_free_call(e, r->output_tokens);
+  if (f.started && !f.parsed) ++t.called;  // a call that does not parse
+  if (f.parsed) t.score(c, &f.name, f.arguments);
 }
 
 Json report(const char* method, const Tally& t) {
@@ -147,8 +89,7 @@ int bench_toolcall(const std::vector<std::string>& args) {
   if (!threads.ok()) return usage_error(threads.status());
   auto model = resolve_model_path(a->get("model").value_or("default"));
   if (!model.ok()) return usage_error(model.status());
-  const std::string data = a->get("data").value_or(std::string(DLOOP_SOURCE_MODELS_DIR) + "/../tests/data/toolcall/heldout.jsonl");
-  auto cases = load_cases(data, *limit);
+  auto cases = load_heldout(a->get("data").value_or(default_heldout_path()), *limit, true);
   if (!cases.ok()) return usage_error(cases.status());
   std::vector<engine::ReasoningEffort> efforts;
   for (const std::string& s : base::split(a->get("effort").value_or("low"), ',')) {
@@ -165,7 +106,7 @@ int bench_toolcall(const std::vector<std::string>& args) {
   Json results = Json::array();
   for (engine::ReasoningEffort effort : efforts) {
     Tally t;
-    for (const Case& c : *cases) {
+    for (const HeldoutTurn& c : *cases) {
       engine::ToolCallRequest r;
       r.messages = c.messages;
       r.tools = c.tools;
@@ -178,10 +119,7 @@ int bench_toolcall(const std::vector<std::string>& args) {
         return kExitFailed;
       }
       t.add(static_cast<double>(res->forward_passes), ms);
-      if (res->is_call) {
-        score(t, c, &res->name, &res->arguments_json);
-        check_valid(t, c, &res->name, &res->arguments_json);
-      }
+      if (res->is_call) t.score(c, &res->name, res->arguments_json);
     }
     results.push_back(report((std::string("infill-") + engine::reasoning_effort_name(effort)).c_str(), t));
   }
@@ -191,13 +129,13 @@ int bench_toolcall(const std::vector<std::string>& args) {
     ltr.block_length = 1;
     ltr.steps = 96;
     Tally t_ltr, t_free;
-    for (const Case& c : *cases) run_free(e, c, ltr, t_ltr);
+    for (const HeldoutTurn& c : *cases) run_free(e, c, ltr, t_ltr);
     results.push_back(report("left-to-right", t_ltr));
     engine::DecodeOptions fr;
     fr.gen_length = 96;
     fr.block_length = 32;
     fr.threshold = 0.9;
-    for (const Case& c : *cases) run_free(e, c, fr, t_free);
+    for (const HeldoutTurn& c : *cases) run_free(e, c, fr, t_free);
     results.push_back(report("free-threshold-0.9", t_free));
   }
   if (a->has("json")) {

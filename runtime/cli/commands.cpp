@@ -29,6 +29,7 @@ const std::vector<Command>& commands() {
       {"validate", "check workflow files and report every error with file:line:column", &cmd_validate},
       {"bench", "measure engine performance against baselines measured in the same run", &cmd_bench},
       {"runs", "list runs or show one run", &cmd_runs},
+      {"eval", "measure a model's tool-calling accuracy on held-out turns", &cmd_eval},
   };
   return table;
 }

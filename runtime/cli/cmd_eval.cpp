@@ -1,0 +1,205 @@
+// `dloop eval`: a model's tool-calling quality on held-out turns (by default the bundled model's
+// held-out split, tests/data/toolcall/heldout.jsonl). Every assistant turn is decoded twice:
+//   schema-guided  Engine::tool_call (tool_choice auto, each --effort): the call-or-answer decision,
+//                  tool choice, argument exact match, schema validity, forward passes per turn;
+//   free           threshold decoding of the raw answer (blocks of 32, threshold 0.9): whether a
+//                  call comes out as valid JSON, tool choice, exact arguments, the stop decision.
+// The stop decision is right when the model calls a tool on a turn whose gold is a call and
+// answers on a turn whose gold is a final answer. Not thread-safe (CLI).
+#include <chrono>
+#include <cstdio>
+
+#include "args.h"
+#include "commands.h"
+#include "dloop/base/strings.h"
+#include "heldout.h"
+#include "model_path.h"
+
+namespace dloop::cli {
+namespace {
+
+using base::Json;
+using Clock = std::chrono::steady_clock;
+
+struct Tally {
+  int turns = 0, call_turns = 0, answer_turns = 0;
+  int stop_right = 0;                            // call vs answer decided as the gold turn did
+  int started = 0, json_ok = 0;                  // free decoding: calls begun, calls that parse
+  int choice = 0, exact = 0, valid = 0;          // over gold-call turns
+  std::vector<double> passes, wall_ms;
+
+  Json report(const std::string& method) const {
+    auto frac = [](int a, int b) { return b ? static_cast<double>(a) / b : 0.0; };
+    Json r = Json::object({{"method", method}, {"turns", turns}, {"call_turns", call_turns},
+                           {"answer_turns", answer_turns}, {"stop_decision", frac(stop_right, turns)},
+                           {"tool_choice", frac(choice, call_turns)}, {"args_exact", frac(exact, call_turns)},
+                           {"valid", frac(valid, call_turns)}, {"median_forward_passes", median(passes)},
+                           {"median_wall_ms", median(wall_ms)}});
+    if (method == "free") r.set("valid_json", frac(json_ok, started));
+    return r;
+  }
+};
+
+void count_turn(Tally& t, const HeldoutTurn& turn, bool called) {
+  ++t.turns;
+  (turn.gold_call ? t.call_turns : t.answer_turns) += 1;
+  if (called == turn.gold_call.has_value()) ++t.stop_right;
+}
+
+void count_call(Tally& t, const HeldoutTurn& turn, const std::string& name, const Json& args) {
+  if (!turn.gold_call) return;
+  CallMatch m = match_call(turn, name, args);
+  t.choice += m.name;
+  t.exact += m.exact;
+  t.valid += m.valid;
+}
+
+std::string describe_miss(const HeldoutTurn& turn, const std::string& got) {
+  std::string want = turn.gold_call ? turn.gold_call->dump() : "answer: " + turn.gold_answer;
+  return std::string("line ").append(std::to_string(turn.line)).append(": want ").append(want)
+      .append("\n          got  ").append(got);
+}
+
+}  // namespace
+
+int cmd_eval(const std::vector<std::string>& args) {
+  ArgParser p("eval", "[options]",
+              "Tool-calling quality of a model on held-out turns: schema-guided decoding (tool_call) at\n"
+              "each --effort and free threshold decoding, same model, same turns. Reports the stop\n"
+              "decision (call vs answer), tool choice, exact arguments, schema validity, the valid-JSON\n"
+              "rate of free decoding and forward passes per turn.");
+  p.flag({"model", "FILE", "GGUF model file", false, "the bundled model"})
+      .flag({"data", "FILE", "held-out turns, one JSON object a line (docs/cli.md, dloop eval)", false,
+             "tests/data/toolcall/heldout.jsonl"})
+      .flag({"limit", "N", "turns to evaluate", false, "all"})
+      .flag({"effort", "LIST", "reasoning efforts for schema-guided decoding", false, "low"})
+      .flag({"no-free", "", "skip free decoding"})
+      .flag({"threads", "N", "compute threads", false, "physical cores"})
+      .flag({"verbose", "", "print every miss"})
+      .flag({"json", "", "print JSON"});
+  auto a = p.parse(args, 0, 0);
+  if (p.help_requested()) { std::fputs(p.usage().c_str(), stdout); return kExitOk; }
+  auto usage_error = [](const base::Status& s) {
+    std::fprintf(stderr, "dloop eval: %s\n", s.message().c_str());
+    return kExitUsage;
+  };
+  if (!a.ok()) return usage_error(a.status());
+  auto limit = a->get_int("limit", 1 << 30, 1, 1 << 30);
+  auto threads = a->get_int("threads", 0, 0, 256);
+  if (!limit.ok()) return usage_error(limit.status());
+  if (!threads.ok()) return usage_error(threads.status());
+  std::vector<engine::ReasoningEffort> efforts;
+  for (const std::string& s : base::split(a->get("effort").value_or("low"), ',')) {
+    auto e = engine::parse_reasoning_effort(s);
+    if (!e) return usage_error(base::invalid_argument("--effort: unknown effort '" + s + "' (instant, low, medium, high)"));
+    efforts.push_back(*e);
+  }
+  auto model = resolve_model_path(a->get("model").value_or("default"));
+  if (!model.ok()) return usage_error(model.status());
+  auto turns = load_heldout(a->get("data").value_or(default_heldout_path()), *limit, false);
+  if (!turns.ok()) return usage_error(turns.status());
+  if (turns->empty()) return usage_error(base::invalid_argument("no turns in the data file"));
+  auto opened = engine::Engine::open({*model, static_cast<int>(*threads), {}});
+  if (!opened.ok()) {
+    std::fprintf(stderr, "dloop eval: %s\n", opened.status().message().c_str());
+    return kExitFailed;
+  }
+  engine::Engine& e = **opened;
+  const bool verbose = a->has("verbose");
+  const bool json = a->has("json");
+  auto progress = [&](const char* method, size_t done) {
+    if (!json && (done % 20 == 0 || done == turns->size())) {
+      std::fprintf(stderr, "\r%s: %zu/%zu turns", method, done, turns->size());
+      if (done == turns->size()) std::fputc('\n', stderr);
+    }
+  };
+  Json results = Json::array();
+  for (engine::ReasoningEffort effort : efforts) {
+    const std::string method = std::string("schema-guided-") + engine::reasoning_effort_name(effort);
+    Tally t;
+    for (size_t i = 0; i < turns->size(); ++i) {
+      const HeldoutTurn& turn = (*turns)[i];
+      engine::ToolCallRequest r;
+      r.messages = turn.messages;
+      r.tools = turn.tools;
+      r.effort = effort;
+      const auto t0 = Clock::now();
+      auto res = e.tool_call(r);
+      if (!res.ok()) {
+        std::fprintf(stderr, "dloop eval: line %lld: %s\n", static_cast<long long>(turn.line),
+                     res.status().message().c_str());
+        return kExitFailed;
+      }
+      t.wall_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+      t.passes.push_back(static_cast<double>(res->forward_passes));
+      count_turn(t, turn, res->is_call);
+      if (res->is_call) count_call(t, turn, res->name, res->arguments_json);
+      const bool right = res->is_call ? turn.gold_call && match_call(turn, res->name, res->arguments_json).exact
+                                      : !turn.gold_call;
+      if (verbose && !right) {
+        std::fprintf(stderr, "%s %s\n", method.c_str(),
+                     describe_miss(turn, res->is_call ? res->name + " " + res->arguments : "answer: " + res->answer).c_str());
+      }
+      progress(method.c_str(), i + 1);
+    }
+    results.push_back(t.report(method));
+  }
+  if (!a->has("no-free")) {
+    engine::DecodeOptions o;
+    o.gen_length = 96;
+    o.block_length = 32;
+    o.threshold = 0.9;
+    Tally t;
+    for (size_t i = 0; i < turns->size(); ++i) {
+      const HeldoutTurn& turn = (*turns)[i];
+      engine::GenerateRequest g;
+      g.messages = turn.messages;
+      g.tools = turn.tool_json;
+      g.decode = o;
+      const auto t0 = Clock::now();
+      auto r = e.generate(g);
+      if (!r.ok()) {
+        std::fprintf(stderr, "dloop eval: line %lld: %s\n", static_cast<long long>(turn.line),
+                     r.status().message().c_str());
+        return kExitFailed;
+      }
+      t.wall_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+      t.passes.push_back(static_cast<double>(r->forward_passes));
+      FreeCall f = read_free_call(e, r->output_tokens);
+      count_turn(t, turn, f.started);
+      t.started += f.started;
+      t.json_ok += f.parsed;
+      if (f.parsed) count_call(t, turn, f.name, f.arguments);
+      const bool right = f.parsed ? turn.gold_call && match_call(turn, f.name, f.arguments).exact
+                                  : !f.started && !turn.gold_call;
+      if (verbose && !right) std::fprintf(stderr, "free %s\n", describe_miss(turn, r->text).c_str());
+      progress("free", i + 1);
+    }
+    results.push_back(t.report("free"));
+  }
+  if (json) {
+    Json out = Json::object({{"model", *model}, {"turns", static_cast<int64_t>(turns->size())},
+                             {"results", std::move(results)}});
+    std::printf("%s\n", out.dump(Json::Style::kPretty).c_str());
+    return kExitOk;
+  }
+  std::printf("%zu held-out turns, model %s\n\n", turns->size(), model->c_str());
+  std::printf("%-22s %8s %8s %8s %8s %8s %10s %8s %9s\n", "method", "stop", "choice", "args", "valid", "json",
+              "passes", "wall ms", "turns");
+  for (const Json& r : results.as_array()) {
+    const Json* vj = r.find("valid_json");
+    char json_col[16] = "-";
+    if (vj) std::snprintf(json_col, sizeof json_col, "%.1f%%", 100 * vj->as_double());
+    std::printf("%-22s %7.1f%% %7.1f%% %7.1f%% %7.1f%% %8s %10.1f %8.1f %9lld\n", r.find("method")->as_string().c_str(),
+                100 * r.find("stop_decision")->as_double(), 100 * r.find("tool_choice")->as_double(),
+                100 * r.find("args_exact")->as_double(), 100 * r.find("valid")->as_double(), json_col,
+                r.find("median_forward_passes")->as_double(), r.find("median_wall_ms")->as_double(),
+                static_cast<long long>(r.find("turns")->as_int()));
+  }
+  std::printf("\nstop: call vs answer as the gold turn; choice, args (exact), valid (schema): over the %lld call turns;\n"
+              "json: free-decoded calls that parse; passes and wall ms: medians per turn\n",
+              static_cast<long long>(results.as_array()[0].find("call_turns")->as_int()));
+  return kExitOk;
+}
+
+}  // namespace dloop::cli

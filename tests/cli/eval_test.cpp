@@ -1,0 +1,82 @@
+// `dloop eval` on the bundled model: the report counts the turns it was given, splits them into
+// call and answer turns as the data file does, and bad data or flags are usage errors that name
+// the line or the flag.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+
+#include "../common/run_command.h"
+#include "dloop/base/json.h"
+
+namespace {
+
+using dloop::base::Json;
+
+dloop::test::Outcome dloop_cmd(const std::string& args) {
+  return dloop::test::run_command(std::string(DLOOP_BINARY) + " " + args);
+}
+
+const std::string kHeldout = std::string(DLOOP_SOURCE_DIR) + "/tests/data/toolcall/heldout.jsonl";
+
+TEST(Eval, ReportsCountsOfTheGivenTurns) {
+  // How many of the first 6 turns are calls, read from the file itself.
+  std::ifstream in(kHeldout);
+  std::string line;
+  int calls = 0;
+  for (int i = 0; i < 6 && std::getline(in, line); ++i) calls += line.find("\"gold\": {\"tool_call\"") != std::string::npos;
+  auto o = dloop_cmd("eval --limit 6 --effort instant --no-free --threads 1 --json");
+  ASSERT_EQ(o.code, 0) << o.err;
+  auto j = Json::parse(o.out);
+  ASSERT_TRUE(j.ok()) << o.out;
+  EXPECT_EQ(j->find("turns")->as_int(), 6);
+  const auto& results = j->find("results")->as_array();
+  ASSERT_EQ(results.size(), 1u);
+  const Json& r = results[0];
+  EXPECT_EQ(r.find("method")->as_string(), "schema-guided-instant");
+  EXPECT_EQ(r.find("turns")->as_int(), 6);
+  EXPECT_EQ(r.find("call_turns")->as_int(), calls);
+  EXPECT_EQ(r.find("answer_turns")->as_int(), 6 - calls);
+  for (const char* k : {"stop_decision", "tool_choice", "args_exact", "valid"}) {
+    const double v = r.find(k)->as_double();
+    EXPECT_GE(v, 0.0) << k;
+    EXPECT_LE(v, 1.0) << k;
+  }
+  // Schema-guided calls always validate against the chosen tool: valid >= tool choice.
+  EXPECT_GE(r.find("valid")->as_double(), r.find("args_exact")->as_double());
+  EXPECT_GT(r.find("median_forward_passes")->as_double(), 0.0);
+}
+
+TEST(Eval, MalformedDataNamesTheLine) {
+  const std::string path = testing::TempDir() + "/eval_bad.jsonl";
+  {
+    std::ifstream in(kHeldout);
+    std::string first;
+    std::getline(in, first);
+    std::ofstream out(path);
+    out << first << "\n" << R"({"messages": [], "tools": [], "gold": {"tool_call": {"name": "x"}}})" << "\n";
+  }
+  auto o = dloop_cmd("eval --no-free --data " + path);
+  EXPECT_EQ(o.code, 2);
+  EXPECT_NE(o.err.find(path + ":2: 'gold.tool_call' needs 'name' and 'arguments'"), std::string::npos) << o.err;
+  {
+    std::ofstream out(path);
+    out << "{\"messages\": [\n";
+  }
+  o = dloop_cmd("eval --no-free --data " + path);
+  EXPECT_EQ(o.code, 2);
+  EXPECT_NE(o.err.find(path + ":1:"), std::string::npos) << o.err;
+}
+
+TEST(Eval, BadFlagsAreUsageErrors) {
+  auto o = dloop_cmd("eval --effort extreme");
+  EXPECT_EQ(o.code, 2);
+  EXPECT_NE(o.err.find("unknown effort 'extreme'"), std::string::npos) << o.err;
+  o = dloop_cmd("eval --limit 0");
+  EXPECT_EQ(o.code, 2);
+  o = dloop_cmd("eval --data /nonexistent/turns.jsonl");
+  EXPECT_EQ(o.code, 2);
+  EXPECT_NE(o.err.find("/nonexistent/turns.jsonl: cannot open"), std::string::npos) << o.err;
+}
+
+}  // namespace
