@@ -25,5 +25,6 @@ base::Result<base::Json> bench_decode(const std::string& label, const std::strin
 void print_decode_table(const base::Json& results);
 
 int bench_batch(const std::vector<std::string>& args);
+int bench_cache(const std::vector<std::string>& args);  // cmd_bench_cache.cpp
 
 }  // namespace dloop::cli

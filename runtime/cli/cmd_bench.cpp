@@ -207,16 +207,18 @@ int bench_engine(const std::vector<std::string>& args) {
   ArgParser p("bench engine", "[options]",
               "Forward-pass time over a full canvas on random-weight llada models, the sum of its matrix\n"
               "products, and our matmul GFLOP/s next to OpenBLAS sgemm on the same shapes (run with\n"
-              "OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset so OpenBLAS uses its AVX-512 kernels).");
+              "OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset so OpenBLAS uses its AVX-512 kernels). Then, for the\n"
+              "--decode models: one forward pass over the full canvas, one prefix-cache step and one dual-cache\n"
+              "step, and --gen-length tokens at each reasoning preset with the cache off, prefix and dual, next\n"
+              "to the reference schedule (one token per step, no cache) measured in the same run.");
   p.flag({"models", "LIST", "comma-separated presets: tiny, small, 0.5b, llada-8b", false, "tiny,small,0.5b"})
       .flag({"canvas", "N", "canvas positions per forward pass", false, "320"})
       .flag({"repeat", "N", "timed repetitions (median reported)", false, "5"})
       .flag({"threads", "N", "compute threads", false, "physical cores"})
       .flag({"type", "TYPE", "weight type: f32, f16, bf16, q8_0", false, "f32"})
       .flag({"cache-dir", "DIR", "where the random models are written", false, "/tmp/dloop-bench"})
-      .flag({"decode", "LIST", "models for the end-to-end decoding figures (per-step times with and without\n"
-                               "the K/V caches, 256 tokens at each reasoning preset): 'default' (the bundled\n"
-                               "model), presets, or 'none'", false, "default,tiny"})
+      .flag({"decode", "LIST", "models for the decoding figures: 'default' (bundled), presets, or 'none'", false,
+             "default,tiny"})
       .flag({"gen-length", "N", "tokens generated per decoding run", false, "256"})
       .flag({"prompt-tokens", "N", "prompt length of the decoding runs", false, "64"})
       .flag({"json", "", "print JSON instead of tables"});
@@ -291,13 +293,16 @@ int bench_engine(const std::vector<std::string>& args) {
 }  // namespace
 
 int bench_toolcall(const std::vector<std::string>& args);  // cmd_bench_toolcall.cpp
+int bench_runtime(const std::vector<std::string>& args);   // cmd_bench_runtime.cpp
 
 int cmd_bench(const std::vector<std::string>& args) {
   const std::string usage =
       "usage: dloop bench WHAT [options]\n\n"
       "  engine    forward-pass time and matmul GFLOP/s vs OpenBLAS on random-weight models\n"
       "  toolcall  held-out tool calls: infilling vs left-to-right decoding (passes, wall time, accuracy)\n"
-      "  batch     throughput of batched decoding at 1, 2, 4, 8, 16 concurrent requests\n\n"
+      "  runtime   runtime cost per agent turn (model replayed, durable commit) and 100 concurrent runs\n"
+      "  batch     throughput of batched decoding at 1, 2, 4, 8, 16 concurrent requests\n"
+      "  cache     K/V caches and prompt reuse on held-out tool calls: accuracy and speed vs cache off\n\n"
       "'dloop bench WHAT --help' for the options of each.\n";
   if (args.empty() || args[0] == "--help" || args[0] == "-h") {
     std::fputs(usage.c_str(), args.empty() ? stderr : stdout);
@@ -306,7 +311,9 @@ int cmd_bench(const std::vector<std::string>& args) {
   std::vector<std::string> rest(args.begin() + 1, args.end());
   if (args[0] == "engine") return bench_engine(rest);
   if (args[0] == "toolcall") return bench_toolcall(rest);
+  if (args[0] == "runtime") return bench_runtime(rest);
   if (args[0] == "batch") return bench_batch(rest);
+  if (args[0] == "cache") return bench_cache(rest);
   std::fprintf(stderr, "dloop bench: unknown benchmark '%s'\n%s", args[0].c_str(), usage.c_str());
   return kExitUsage;
 }

@@ -164,8 +164,8 @@ void print_decode_table(const base::Json& results) {
 int bench_batch(const std::vector<std::string>& args) {
   ArgParser p("bench batch", "[options]",
               "Throughput of Engine::generate_batch with 1, 2, 4, 8 and 16 concurrent requests (one forward\n"
-              "pass per denoising step for all of them), against the same requests decoded one at a time\n"
-              "at concurrency 1 in the same run.");
+              "pass per denoising step for all of them); the speed-up is against the first count measured in\n"
+              "the same run. Results are identical to decoding each request alone.");
   p.flag({"model", "PATH", "GGUF model", false, "default"})
       .flag({"concurrency", "LIST", "comma-separated request counts", false, "1,2,4,8,16"})
       .flag({"gen-length", "N", "tokens generated per request", false, "64"})
