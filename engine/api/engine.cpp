@@ -73,6 +73,11 @@ base::Result<std::unique_ptr<Engine>> Engine::open(const EngineOptions& options)
     return base::invalid_argument(options.model_path + ": tokenizer.ggml.mask_token_id is missing; this is not a diffusion model");
   }
   engine->prompt_cache_.set_budget(options.prompt_cache_bytes);
+  if (options.device != Device::kCpu) {
+    auto device = open_device_model(options.device, *engine->model_);
+    if (!device.ok()) return device.status();
+    engine->device_ = std::move(device).value();
+  }
   engine->load_ms_ = ms_since(t0);
   return engine;
 }
@@ -84,6 +89,9 @@ std::string Engine::render_prompt(const GenerateRequest& request) const {
 
 std::unique_ptr<Forwarder> Engine::make_forwarder(CacheMode cache, PromptReuse reuse, std::span<const int32_t> prompt,
                                                   PassExecutor* exec) {
+  // On a device every request runs its own passes there (no cross-request batching, no prompt
+  // reuse across requests yet; docs/cuda.md).
+  if (device_ != nullptr) return device_->make_forwarder(cache);
   const bool reusing = reuse != PromptReuse::kOff && prompt_cache_.stats().budget_bytes > 0;
   if (cache == CacheMode::kNone && !reusing && exec == nullptr) {
     return std::make_unique<DirectForwarder>(*model_, *pool_, state_);

@@ -293,12 +293,14 @@ int bench_engine(const std::vector<std::string>& args) {
 }  // namespace
 
 int bench_toolcall(const std::vector<std::string>& args);  // cmd_bench_toolcall.cpp
+int bench_cuda(const std::vector<std::string>& args);      // cmd_bench_cuda.cpp
 
 int cmd_bench(const std::vector<std::string>& args) {
   const std::string usage =
       "usage: dloop bench WHAT [options]\n\n"
       "  engine    forward-pass time and matmul GFLOP/s vs OpenBLAS on random-weight models\n"
       "  toolcall  held-out tool calls: infilling vs left-to-right decoding (passes, wall time, accuracy)\n"
+      "  cuda      CUDA backend: denoising-step time with and without cache vs the HBM floor\n"
       "  batch     throughput of batched decoding at 1, 2, 4, 8, 16 concurrent requests\n"
       "  cache     K/V caches and prompt reuse on held-out tool calls: accuracy and speed vs cache off\n\n"
       "'dloop bench WHAT --help' for the options of each.\n";
@@ -309,6 +311,7 @@ int cmd_bench(const std::vector<std::string>& args) {
   std::vector<std::string> rest(args.begin() + 1, args.end());
   if (args[0] == "engine") return bench_engine(rest);
   if (args[0] == "toolcall") return bench_toolcall(rest);
+  if (args[0] == "cuda") return bench_cuda(rest);
   if (args[0] == "batch") return bench_batch(rest);
   if (args[0] == "cache") return bench_cache(rest);
   std::fprintf(stderr, "dloop bench: unknown benchmark '%s'\n%s", args[0].c_str(), usage.c_str());

@@ -40,6 +40,7 @@ ArgParser generate_parser() {
       .flag({"seed", "N", "random seed", false, "0"})
       .flag({"no-eos-stop", "", "keep decoding after the answer has ended"})
       .flag({"threads", "N", "compute threads", false, "physical cores"})
+      .flag({"device", "DEV", "where the forward passes run: cpu, or cuda (a CUDA build with a GPU)", false, "cpu"})
       .flag({"json", "", "print a JSON object with the text, token counts, forward passes and timings"})
       .flag({"visual", "", "show the canvas unmasking step by step on stderr"});
   return p;
@@ -189,11 +190,18 @@ int cmd_generate(const std::vector<std::string>& args) {
   engine::EngineOptions eo;
   eo.model_path = *model_path;
   eo.threads = static_cast<int>(*threads);
+  const auto device = engine::parse_device(a.get("device").value_or("cpu"));
+  if (!device) return fail_usage(base::invalid_argument("--device: unknown device '" + *a.get("device") + "' (cpu or cuda)"));
+  eo.device = *device;
   if (tty) eo.on_load_progress = print_progress;
   auto eng = engine::Engine::open(eo);
   if (!eng.ok()) {
     std::fprintf(stderr, "dloop generate: %s\n", eng.status().message().c_str());
-    return kExitUsage;
+    // No CUDA backend or device, or out of device memory: the machine, not the input.
+    const base::Code code = eng.status().code();
+    return code == base::Code::kUnavailable || code == base::Code::kResourceExhausted || code == base::Code::kInternal
+               ? kExitFailed
+               : kExitUsage;
   }
   engine::GenerateRequest req;
   if (a.has("raw")) {

@@ -17,6 +17,7 @@
 #include "dloop/base/status.h"
 #include "dloop/engine/chat.h"
 #include "dloop/engine/decoding.h"
+#include "dloop/engine/device.h"
 #include "dloop/engine/forwarder.h"
 #include "dloop/engine/gguf.h"
 #include "dloop/engine/model.h"
@@ -28,6 +29,9 @@ namespace dloop::engine {
 struct EngineOptions {
   std::string model_path;
   int threads = 0;  // 0 = one per physical core
+  // Where the forward passes run: kCuda uploads the weights to the GPU once (device.h,
+  // docs/cuda.md); open() fails with "this build has no CUDA backend" or "no CUDA device found".
+  Device device = Device::kCpu;
   // Called while the weights are paged in: (bytes done, bytes total). Empty = no progress.
   std::function<void(uint64_t, uint64_t)> on_load_progress;
   // Budget of the PromptCache (prompt K/V kept across requests, LRU); 0 = no prompt reuse.
@@ -94,6 +98,8 @@ class Engine {
   const SpecialTokens& special_tokens() const { return special_; }
   kernels::ThreadPool& pool() { return *pool_; }
   double load_ms() const { return load_ms_; }
+  // The accelerator the passes run on, or null on the CPU path.
+  DeviceModel* device_model() { return device_.get(); }
 
   Engine(std::unique_ptr<Model> model, Tokenizer tokenizer, ChatTemplate chat, int threads);
 
@@ -117,6 +123,7 @@ class Engine {
   PromptCache prompt_cache_{uint64_t{256} << 20};
   std::mutex mutex_;
   double load_ms_ = 0;
+  std::unique_ptr<DeviceModel> device_;  // after model_: destroyed first
 };
 
 }  // namespace dloop::engine

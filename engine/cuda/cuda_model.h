@@ -1,0 +1,164 @@
+// Internal to dloop_cuda: the uploaded weights (CudaModel), device K/V rows (DeviceKv) and one
+// pass of the forward over canvas rows [lo, hi) attending to K/V rows [0, kv_end), which is
+// forward_batch's single-sequence pass (forward_batch.h) with everything resident on the GPU:
+// per layer RMSNorm, Q/K/V by cuBLAS (K and V written straight into the K/V rows), biases,
+// RoPE, tiled attention, output projection, residual add, RMSNorm, gate/up, SwiGLU, down,
+// residual add; then the final norm and LM head for the requested rows only.
+// Weights keep their precision when it is F32, F16 or BF16; Q8_0/Q4_0/Q4_K/Q6_K are dequantized
+// to BF16 at load on the device. Activations are f32; a matmul input is rounded to its weight's
+// type just before cuBLAS, which accumulates in f32 (CUBLAS_COMPUTE_32F; f32 weights get a true
+// f32 GEMM, no TF32).
+// With CUDA graphs on (set_graphs), the device work of a pass (everything after the inputs are
+// copied in) is captured once per pass shape (rows computed, K/V rows and buffers used) and
+// replayed; a step of a block repeats its shape, so one capture serves the whole block.
+// Thread-safety: run_pass() takes the model's mutex (one stream, one pass at a time).
+#pragma once
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "dloop/engine/device.h"
+#include "dloop/engine/model.h"
+#include "dloop/kernels/cuda/kernels.h"
+
+namespace dloop::engine::cuda {
+
+using kernels::cuda::StoreType;
+
+// A dense device matrix [rows x cols] in `type` (row-major, as ggml's layout).
+struct DeviceMatrix {
+  const void* data = nullptr;
+  StoreType type = StoreType::kF32;
+  int64_t rows = 0;
+  int64_t cols = 0;
+};
+
+struct DeviceLayer {
+  const float* attn_norm = nullptr;  // [n_embd]
+  DeviceMatrix wq, wk, wv, wo;
+  const float* bq = nullptr;         // [q_dim] or null
+  const float* bk = nullptr;         // [kv_dim] or null
+  const float* bv = nullptr;
+  const float* ffn_norm = nullptr;   // [n_embd]
+  DeviceMatrix w_gate, w_up, w_down;
+};
+
+// Keys and values of canvas positions [0, capacity) for every layer, in device memory.
+class DeviceKv {
+ public:
+  DeviceKv() = default;
+  ~DeviceKv();
+  DeviceKv(const DeviceKv&) = delete;
+  DeviceKv& operator=(const DeviceKv&) = delete;
+  // Grows to at least `capacity` rows keeping the rows stored (device-to-device copies).
+  base::Status reserve(int64_t n_layer, int64_t kv_dim, int64_t capacity, cudaStream_t stream);
+  int64_t capacity() const { return capacity_; }
+  float* k(int64_t layer) const { return k_ + layer * capacity_ * kv_dim_; }
+  float* v(int64_t layer) const { return v_ + layer * capacity_ * kv_dim_; }
+
+ private:
+  int64_t n_layer_ = 0, kv_dim_ = 0, capacity_ = 0;
+  float* k_ = nullptr;  // [n_layer][capacity x kv_dim] f32, after RoPE
+  float* v_ = nullptr;  // [n_layer][capacity x kv_dim] f32
+};
+
+// One pass: compute rows [lo, hi) of `canvas`, attend to K/V rows [0, kv_end) of `kv`, and
+// return logits (host [rows x n_vocab]) or choices (host [rows]) of the listed rows.
+struct CudaPass {
+  std::span<const int32_t> canvas;
+  int64_t lo = 0, hi = 0, kv_end = 0;
+  DeviceKv* kv = nullptr;
+  std::span<const int32_t> rows;  // canvas rows in [lo, hi)
+  float* logits = nullptr;        // host, or null
+  TokenChoice* choices = nullptr; // host, or null
+  int32_t exclude = -1;           // for choices
+};
+
+class CudaModel final : public DeviceModel {
+ public:
+  ~CudaModel() override;
+  static base::Result<std::unique_ptr<CudaModel>> upload(const Model& model);
+
+  std::unique_ptr<DeviceForwarder> make_forwarder(CacheMode mode) override;
+  std::string description() const override { return description_; }
+  uint64_t weight_bytes() const override { return weight_bytes_; }
+  uint64_t pass_weight_bytes() const override { return weight_bytes_ - gathered_only_bytes_; }
+  base::Result<double> copy_bandwidth(uint64_t bytes) override;
+
+  const ModelConfig& config() const { return model_.config(); }
+  cudaStream_t stream() const { return stream_; }
+  base::Status run_pass(const CudaPass& pass);
+  // DeviceKv::reserve under the model's lock (the stream may be capturing a graph meanwhile).
+  base::Status reserve_kv(DeviceKv& kv, int64_t capacity);
+  void set_graphs(bool on) override;
+  int64_t graphs_captured() const { return graphs_captured_; }
+
+ private:
+  explicit CudaModel(const Model& model) : model_(model) {}
+  base::Status init();
+  base::Status upload_vector(std::span<const float> v, const float** out);
+  base::Status upload_matrix(const kernels::WeightView& w, DeviceMatrix* out);
+  base::Status alloc(size_t bytes, void** out);
+  base::Status grow(int64_t n_rows, int64_t n_logit_rows);
+  base::Status gemm(const float* x, int64_t m, const DeviceMatrix& w, float* y);
+  base::Status layer(const DeviceLayer& l, int64_t li, const CudaPass& p, int64_t n);
+  // Enqueues the device work of a pass whose inputs are in tokens_, positions_ and rows_.
+  base::Status enqueue(const CudaPass& p, int64_t n, int64_t n_out);
+  base::Status launch_graph(const CudaPass& p, int64_t n, int64_t n_out);
+
+  const Model& model_;
+  int device_ = 0;
+  cudaStream_t stream_ = nullptr;
+  cublasHandle_t cublas_ = nullptr;
+  std::string description_;
+  uint64_t weight_bytes_ = 0;
+  uint64_t gathered_only_bytes_ = 0;  // an untied token_embd: rows gathered, never read whole
+  std::vector<void*> allocations_;  // weights, freed with the model
+  DeviceMatrix token_embd_, output_;
+  const float* output_norm_ = nullptr;
+  std::vector<DeviceLayer> layers_;
+  std::mutex mutex_;
+
+  // Workspace for passes of up to cap_rows_ rows and cap_logit_rows_ logits rows (grown on demand).
+  struct Buffer {
+    void* p = nullptr;
+    size_t bytes = 0;
+  };
+  base::Status ensure(Buffer& b, size_t bytes);
+  int64_t cap_rows_ = 0;
+  int64_t cap_logit_rows_ = 0;
+  Buffer x_, xn_, q_, attn_, proj_, gate_, up_;  // f32 [N x dim] as ForwardState's
+  Buffer lowp_;                                  // [N x max(dim)] a matmul input in f16/bf16
+  Buffer tokens_, positions_, rows_;             // int32 [N], [N], [R]
+  Buffer rows_x_, logits_, choices_;             // f32 [R x n_embd], f32 [R x n_vocab], [R] choices
+  std::vector<int32_t> host_positions_, host_rows_;
+  uint64_t buffers_generation_ = 0;  // bumped whenever a workspace buffer is reallocated
+
+  // Captured passes, keyed by everything a replay depends on besides the input data.
+  struct GraphKey {
+    const float* k = nullptr;
+    int64_t kv_capacity = 0, lo = 0, hi = 0, kv_end = 0, n_out = 0;
+    bool choices = false;
+    int32_t exclude = -1;
+    uint64_t buffers = 0;
+    bool operator==(const GraphKey&) const = default;
+  };
+  struct Graph {
+    GraphKey key;
+    cudaGraphExec_t exec = nullptr;
+  };
+  static constexpr size_t kMaxGraphs = 8;
+  bool graphs_ = false;
+  std::vector<Graph> graph_cache_;  // most recently used last
+  int64_t graphs_captured_ = 0;
+  void* cublas_workspace_ = nullptr;  // fixed, so captured cuBLAS calls never allocate
+};
+
+}  // namespace dloop::engine::cuda

@@ -1,0 +1,72 @@
+// Compute devices of the engine: the CPU (the reference, always present) and accelerator
+// backends that optional libraries register at start-up (dloop_cuda, engine/cuda/). A
+// DeviceModel is a loaded Model's weights on a device; its forwarders run the decoder's passes
+// there. This header has no accelerator headers, so every part of dloop (runtime included) may
+// use it. Errors: open_device_model() says "this build has no CUDA backend" when the library is
+// not linked, and the backend's own error ("no CUDA device found", out of memory, ...) otherwise.
+// Thread-safety: register_device_backend() runs during static initialization; the rest is
+// thread-safe. A DeviceModel serializes the passes of its forwarders (one device stream).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "dloop/base/status.h"
+#include "dloop/engine/forwarder.h"
+#include "dloop/engine/model.h"
+
+namespace dloop::engine {
+
+enum class Device { kCpu, kCuda };
+std::optional<Device> parse_device(std::string_view name);  // "cpu", "cuda"
+const char* device_name(Device device);
+
+// What the decoding step needs of one masked position, computed where the logits are.
+struct TokenChoice {
+  int32_t token = -1;      // argmax of the logits (lowest id on ties), never the excluded id
+  float confidence = 0;    // its softmax probability
+  float margin = 0;        // minus the runner-up's
+  float entropy = 0;       // of the softmax, in nats
+};
+
+// A Forwarder on an accelerator. Cache modes as CachedForwarder's (forwarder.h), with the K/V
+// kept in device memory; prompt reuse across requests is a CPU-path feature.
+class DeviceForwarder : public Forwarder {
+ public:
+  // As forward(), but only the per-row greedy choice returns to the host (16 bytes a row).
+  // `exclude` is a token never chosen (the mask id) or -1.
+  virtual base::Status forward_choices(std::span<const int32_t> canvas, std::span<const int32_t> rows,
+                                       int32_t exclude, TokenChoice* out, const PassHint& hint,
+                                       int stream = 0) = 0;
+};
+
+class DeviceModel {
+ public:
+  virtual ~DeviceModel() = default;
+  virtual std::unique_ptr<DeviceForwarder> make_forwarder(CacheMode mode) = 0;
+  virtual std::string description() const = 0;   // "NVIDIA H200 (sm_90, 139 GiB)"
+  virtual uint64_t weight_bytes() const = 0;      // device bytes of the uploaded weights
+  // Weight bytes one pass reads: all but an untied embedding table (a pass gathers a few rows).
+  virtual uint64_t pass_weight_bytes() const = 0;
+  // Device-to-device copy bandwidth measured now over `bytes` (read + write bytes per second).
+  virtual base::Result<double> copy_bandwidth(uint64_t bytes) = 0;
+  // Replays each pass shape from a captured graph instead of launching its kernels one by one
+  // (CUDA graphs); off by default. Results are identical either way.
+  virtual void set_graphs(bool on) = 0;
+};
+
+// Uploads `model` (which must outlive the result) to the first device of the backend.
+using DeviceModelFactory = base::Result<std::unique_ptr<DeviceModel>> (*)(const Model& model);
+
+// Called by a backend library's static initializer; a second registration replaces the first.
+void register_device_backend(Device device, DeviceModelFactory factory);
+bool device_backend_available(Device device);  // the library is linked (not: a device exists)
+
+// kCpu is not a DeviceModel (the CPU path is the Engine's own); asking for it is invalid_argument.
+base::Result<std::unique_ptr<DeviceModel>> open_device_model(Device device, const Model& model);
+
+}  // namespace dloop::engine
