@@ -92,9 +92,9 @@ base::Status CudaModel::upload_vector(std::span<const float> v, const float** ou
 base::Status CudaModel::upload_matrix(const kernels::WeightView& w, DeviceMatrix* out) {
   using kernels::DType;
   const int64_t src_bytes = w.rows * kernels::row_bytes(w.type, w.cols);
-  StoreType t = StoreType::kBF16;  // the quantized types
+  StoreType t = StoreType::kF16;  // the quantized types (see cuda_model.h)
   if (w.type == DType::kF32) t = StoreType::kF32;
-  if (w.type == DType::kF16) t = StoreType::kF16;
+  if (w.type == DType::kBF16) t = StoreType::kBF16;
   const size_t bytes = static_cast<size_t>(w.rows * w.cols) * static_cast<size_t>(kc::store_type_bytes(t));
   void* p = nullptr;
   DLOOP_RETURN_IF_ERROR(alloc(bytes, &p));

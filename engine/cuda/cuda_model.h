@@ -5,7 +5,8 @@
 // RoPE, tiled attention, output projection, residual add, RMSNorm, gate/up, SwiGLU, down,
 // residual add; then the final norm and LM head for the requested rows only.
 // Weights keep their precision when it is F32, F16 or BF16; Q8_0/Q4_0/Q4_K/Q6_K are dequantized
-// to BF16 at load on the device. Activations are f32; a matmul input is rounded to its weight's
+// to F16 at load on the device (11 significant bits hold an int8 times an f16 scale closely, as
+// llama.cpp's cuBLAS path does). Activations are f32; a matmul input is rounded to its weight's
 // type just before cuBLAS, which accumulates in f32 (CUBLAS_COMPUTE_32F; f32 weights get a true
 // f32 GEMM, no TF32).
 // With CUDA graphs on (set_graphs), the device work of a pass (everything after the inputs are

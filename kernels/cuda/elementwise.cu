@@ -13,10 +13,12 @@ namespace {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < (n); \
        i += static_cast<int64_t>(gridDim.x) * blockDim.x)
 
+// In f32 (expf, not the fast __expf): within a few ulp of the double reference, and cheap on GPUs
+// whose double rate is 1/64 of f32 (sm_89).
 __global__ void swiglu_kernel(const float* gate, const float* up, float* out, int64_t n) {
   DLOOP_GRID_STRIDE(i, n) {
-    const double g = gate[i];
-    out[i] = static_cast<float>(g / (1.0 + exp(-g)) * static_cast<double>(up[i]));
+    const float g = gate[i];
+    out[i] = g / (1.0f + expf(-g)) * up[i];
   }
 }
 

@@ -3,7 +3,7 @@
 // (prefix and dual) against the CPU's CachedForwarder, the device decoding step against the
 // CPU logits, and greedy generations identical for f32 weights. Tolerances relative to the
 // largest logit: 1e-4 for f32 weights, 1e-2 for f16/bf16 and quantized weights (dequantized to
-// bf16 on the device, activations rounded to bf16 before each matrix product).
+// f16 on the device; activations rounded to the weight's f16/bf16 before each matrix product).
 // Label gpu: skipped when no device is present.
 #include <gtest/gtest.h>
 

@@ -1,6 +1,7 @@
 // Every CUDA kernel against the CPU reference (kernels::ref) on random inputs. Tolerances are
-// relative to the largest expected magnitude (cuda_test_util.h): f32 kernels 1e-5 (attention
-// 1e-5, the reference sums in double), conversions and dequantization exact, bf16 1e-2.
+// relative to the largest expected magnitude (cuda_test_util.h): RMSNorm and RoPE 1e-5 (double
+// inside, as the reference), attention 1e-4 (f32 online softmax against the reference's double
+// sums), SwiGLU 1e-6, adds, conversions and dequantization exact.
 // Label gpu: skipped when no device is present.
 #include <gtest/gtest.h>
 
@@ -81,7 +82,7 @@ TEST(CudaKernels, AttentionMatchesReference) {
     ref::attention_f32_ref(s, q.data(), k.data(), v.data(), want.data());
     DeviceVec<float> dq(q), dk(k), dv(v), dout(q.size());
     ASSERT_STATUS_OK(attention_f32(s, dq.get(), dk.get(), dv.get(), dout.get(), nullptr));
-    EXPECT_CLOSE(dout.download(), want, 1e-5);
+    EXPECT_CLOSE(dout.download(), want, 1e-4);
   }
 }
 
