@@ -29,6 +29,7 @@ const std::vector<Command>& commands() {
       {"validate", "check workflow files and report every error with file:line:column", &cmd_validate},
       {"bench", "measure engine performance against baselines measured in the same run", &cmd_bench},
       {"runs", "list runs or show one run", &cmd_runs},
+      {"serve", "serve the OpenAI-compatible HTTP API and the workflow-runs API", &cmd_serve},
       {"eval", "measure a model's tool-calling accuracy on held-out turns", &cmd_eval},
   };
   return table;
@@ -38,7 +39,6 @@ const std::vector<Command>& planned_commands() {
   static const std::vector<Command> table = {
       DLOOP_PLANNED("replay", "re-execute a recorded run and report the first divergence"),
       DLOOP_PLANNED("trace", "export or import a run's trace"),
-      DLOOP_PLANNED("serve", "serve the OpenAI-compatible HTTP API and the runs API"),
   };
   return table;
 }

@@ -30,6 +30,7 @@ int cmd_validate(const std::vector<std::string>& args);
 int cmd_runs(const std::vector<std::string>& args);
 int cmd_run(const std::vector<std::string>& args);
 int cmd_resume(const std::vector<std::string>& args);
+int cmd_serve(const std::vector<std::string>& args);
 int cmd_eval(const std::vector<std::string>& args);
 
 // Runs `dloop ARGS...` (argv without the program name); returns the exit code.
