@@ -10,10 +10,10 @@ namespace {
 // effort, threshold, max commits per pass, separate name pass, exact-prefix choices, thinking
 // tokens, answer block length, K/V cache, prompt reuse
 constexpr std::array<ReasoningPreset, 4> kPresets = {{
-    {ReasoningEffort::kInstant, 0.5, 0, false, false, 0, 96, CacheMode::kNone, PromptReuse::kOff},
-    {ReasoningEffort::kLow, 0.7, 0, false, false, 0, 32, CacheMode::kNone, PromptReuse::kOff},
-    {ReasoningEffort::kMedium, 0.9, 0, true, false, 0, 32, CacheMode::kNone, PromptReuse::kOff},
-    {ReasoningEffort::kHigh, 0.9, 0, true, true, 0, 8, CacheMode::kNone, PromptReuse::kOff},
+    {ReasoningEffort::kInstant, 0.5, 0, false, false, 0, 96, CacheMode::kPrefix, PromptReuse::kTurns},
+    {ReasoningEffort::kLow, 0.7, 0, false, false, 0, 32, CacheMode::kPrefix, PromptReuse::kTurns},
+    {ReasoningEffort::kMedium, 0.9, 0, true, false, 0, 32, CacheMode::kPrefix, PromptReuse::kTurns},
+    {ReasoningEffort::kHigh, 0.9, 0, true, true, 0, 8, CacheMode::kPrefix, PromptReuse::kTurns},
 }};
 
 }  // namespace

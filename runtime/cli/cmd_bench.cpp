@@ -217,7 +217,7 @@ int bench_engine(const std::vector<std::string>& args) {
       .flag({"threads", "N", "compute threads", false, "physical cores"})
       .flag({"type", "TYPE", "weight type: f32, f16, bf16, q8_0", false, "f32"})
       .flag({"cache-dir", "DIR", "where the random models are written", false, "/tmp/dloop-bench"})
-      .flag({"decode", "LIST", "models for the decoding figures: 'default' (bundled), presets, or 'none'", false,
+      .flag({"decode", "LIST", "models for the decoding figures: 'default' (bundled), GGUF paths, presets, or 'none'", false,
              "default,tiny"})
       .flag({"gen-length", "N", "tokens generated per decoding run", false, "256"})
       .flag({"prompt-tokens", "N", "prompt length of the decoding runs", false, "64"})
@@ -270,7 +270,8 @@ int bench_engine(const std::vector<std::string>& args) {
   base::Json decoded = base::Json::array();
   for (const auto& m : base::split(a->get("decode").value_or("default,tiny"), ',')) {
     if (m == "none" || m.empty()) continue;
-    auto path = m == "default" ? resolve_model_path(m) : random_model_file(m, o);
+    const bool is_file = m == "default" || m.find('/') != std::string::npos || base::ends_with(m, ".gguf");
+    auto path = is_file ? resolve_model_path(m) : random_model_file(m, o);
     auto r = path.ok() ? bench_decode(m, *path, d) : base::Result<base::Json>(path.status());
     if (!r.ok()) {
       std::fprintf(stderr, "dloop bench engine: %s\n", r.status().message().c_str());
