@@ -132,6 +132,7 @@ base::Result<ToolCallResult> Engine::run_tool_call(const ToolCallRequest& reques
                                       : template_.render(request.messages, tool_json, /*add_generation_prompt=*/true);
   std::vector<int32_t> prompt = tokenizer_.encode(prompt_text, /*parse_special=*/true);
   r.prompt_tokens = static_cast<int64_t>(prompt.size());
+  r.prompt_text = prompt_text;
   r.timings.tokenize_ms = ms_since(t0);
   const toolcall::VocabInfo vocab = toolcall::VocabInfo::build(tokenizer_, special_.mask);
   std::unique_ptr<Forwarder> forwarder = make_forwarder(request.cache.value_or(preset.cache),

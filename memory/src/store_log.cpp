@@ -3,6 +3,8 @@
 // readers (events, recorded) serve replay and resume.
 #include <algorithm>
 #include <cstdio>
+#include <map>
+#include <tuple>
 
 #include "store_impl.h"
 
@@ -217,6 +219,12 @@ Result<std::string> Store::create_run(const NewRun& run) {
     started.payload.set("workflow_path", run.workflow_path);
     started.payload.set("workflow_hash", run.workflow_hash);
     started.payload.set("inputs", run.inputs);
+    if (run.env.is_object()) started.payload.set("env", run.env);
+    if (!run.secret_env.empty()) {
+      Json names = Json::array();
+      for (const auto& n : run.secret_env) names.push_back(n);
+      started.payload.set("secret_env", std::move(names));
+    }
     return insert_event(*impl_, id, 1, started, ts);
   });
   if (!st.ok()) return st;
@@ -272,6 +280,62 @@ Result<int64_t> Store::finish_run(const std::string& run_id, RunStatus status, J
       break;
   }
   return append(run_id, {std::move(e)});
+}
+
+Status Store::import_run(const Run& run, const std::vector<Event>& events) {
+  if (!valid_run_id(run.id)) return base::invalid_argument("import: run id '" + run.id + "' is not [A-Za-z0-9._-]{1,128}");
+  if (run.workflow.empty()) return base::invalid_argument("import: run " + run.id + " has no workflow name");
+  if (events.empty() || events[0].type != event_type::kRunStarted) {
+    return base::invalid_argument("import: run " + run.id + ": the first event must be run_started");
+  }
+  std::map<std::tuple<std::string, int64_t, std::string>, int64_t> ordinals;
+  for (size_t i = 0; i < events.size(); ++i) {
+    const Event& e = events[i];
+    const std::string where = "import: run " + run.id + ", event seq " + std::to_string(e.seq);
+    if (e.seq != static_cast<int64_t>(i) + 1) {
+      return base::invalid_argument(where + ": expected seq " + std::to_string(i + 1) + " (events are numbered 1..n)");
+    }
+    if (i > 0) {
+      NewEvent ne{e.type, e.step_path, e.attempt, e.turn, e.payload};
+      Status v = validate(ne);
+      if (!v.ok()) return base::invalid_argument(where + ": " + v.message());
+    }
+    int64_t& next = ordinals[{e.step_path, e.attempt, e.type}];
+    if (e.ordinal != next) {
+      return base::invalid_argument(where + ": ordinal " + std::to_string(e.ordinal) + ", the log assigns " +
+                                    std::to_string(next));
+    }
+    ++next;
+  }
+  std::lock_guard lock(impl_->mu);
+  return impl_->write_txn("importing run " + run.id, [&]() -> Status {
+    auto existing = detail::load_run(*impl_, run.id);
+    if (existing.ok()) return base::invalid_argument("import: a run with id '" + run.id + "' exists");
+    if (existing.status().code() != base::Code::kNotFound) return existing.status();
+    const std::string& created = events[0].ts;
+    {
+      DLOOP_ASSIGN_OR_RETURN(auto s, impl_->prepare("INSERT INTO runs (" DLOOP_RUN_COLUMNS
+                                                    ") VALUES (?1, ?2, ?3, ?4, ?5, 'running', NULL, '', ?6, ?6, 1)",
+                                                    "importing a run"));
+      s.bind(1, run.id).bind(2, run.workflow).bind(3, run.workflow_path).bind(4, run.workflow_hash);
+      s.bind(5, run.inputs.is_null() ? std::string("{}") : run.inputs.dump()).bind(6, created);
+      DLOOP_RETURN_IF_ERROR(s.run());
+    }
+    Run state;
+    state.id = run.id;
+    for (const Event& e : events) {
+      NewEvent ne{e.type, e.step_path, e.attempt, e.turn, e.payload};
+      if (e.seq > 1) {
+        Status st = update_run_state(state, ne);
+        if (!st.ok()) return base::invalid_argument("import: event seq " + std::to_string(e.seq) + ": " + st.message());
+      }
+      DLOOP_RETURN_IF_ERROR(insert_event(*impl_, run.id, e.seq, ne, e.ts));
+      if (!e.step_path.empty()) DLOOP_RETURN_IF_ERROR(update_step(*impl_, run.id, e.seq, ne, e.ts));
+    }
+    state.last_seq = static_cast<int64_t>(events.size());
+    state.updated_at = events.back().ts;
+    return save_run_state(*impl_, state);
+  });
 }
 
 Result<std::vector<Event>> Store::events(const std::string& run_id, int64_t after_seq, int64_t limit) const {

@@ -295,6 +295,7 @@ int bench_engine(const std::vector<std::string>& args) {
 
 int bench_toolcall(const std::vector<std::string>& args);  // cmd_bench_toolcall.cpp
 int bench_cuda(const std::vector<std::string>& args);      // cmd_bench_cuda.cpp
+int bench_runtime(const std::vector<std::string>& args);   // cmd_bench_runtime.cpp
 
 int cmd_bench(const std::vector<std::string>& args) {
   const std::string usage =
@@ -302,6 +303,7 @@ int cmd_bench(const std::vector<std::string>& args) {
       "  engine    forward-pass time and matmul GFLOP/s vs OpenBLAS on random-weight models\n"
       "  toolcall  held-out tool calls: infilling vs left-to-right decoding (passes, wall time, accuracy)\n"
       "  cuda      CUDA backend: denoising-step time with and without cache vs the HBM floor\n"
+      "  runtime   runtime cost per agent turn (model replayed, durable commit) and 100 concurrent runs\n"
       "  batch     throughput of batched decoding at 1, 2, 4, 8, 16 concurrent requests\n"
       "  cache     K/V caches and prompt reuse on held-out tool calls: accuracy and speed vs cache off\n\n"
       "'dloop bench WHAT --help' for the options of each.\n";
@@ -313,6 +315,7 @@ int cmd_bench(const std::vector<std::string>& args) {
   if (args[0] == "engine") return bench_engine(rest);
   if (args[0] == "toolcall") return bench_toolcall(rest);
   if (args[0] == "cuda") return bench_cuda(rest);
+  if (args[0] == "runtime") return bench_runtime(rest);
   if (args[0] == "batch") return bench_batch(rest);
   if (args[0] == "cache") return bench_cache(rest);
   std::fprintf(stderr, "dloop bench: unknown benchmark '%s'\n%s", args[0].c_str(), usage.c_str());

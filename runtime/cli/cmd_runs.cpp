@@ -19,10 +19,12 @@ using base::Json;
 
 constexpr const char* kRunsUsage =
     "usage: dloop runs list [--db PATH] [--status S] [--workflow NAME] [--limit N] [--json]\n"
-    "       dloop runs show RUN_ID [--db PATH] [--json]\n\n"
-    "List the runs in the state database, or show one run with its steps and events.\n"
+    "       dloop runs show RUN_ID [--db PATH] [--json]\n"
+    "       dloop runs diff A B [--db PATH]\n\n"
+    "List the runs in the state database, show one run with its steps and events, or show two\n"
+    "runs side by side step by step.\n"
     "The database is --db PATH, else $DLOOP_DB, else ./dloop.db.\n"
-    "'dloop runs list --help' and 'dloop runs show --help' list the options.\n";
+    "'dloop runs SUBCOMMAND --help' lists the options.\n";
 
 ArgParser list_parser() {
   ArgParser p("runs list", "[--db PATH] [--status S] [--workflow NAME] [--limit N] [--json]",
@@ -291,8 +293,9 @@ int cmd_runs(const std::vector<std::string>& args) {
   std::vector<std::string> rest(args.begin() + 1, args.end());
   if (sub == "list" || sub == "ls") return runs_list(rest);
   if (sub == "show") return runs_show(rest);
+  if (sub == "diff") return runs_diff(rest);
   std::string msg = "unknown subcommand '" + sub + "'";
-  if (auto close = base::closest_match(sub, {"list", "show"})) msg += " (did you mean '" + *close + "'?)";
+  if (auto close = base::closest_match(sub, {"list", "show", "diff"})) msg += " (did you mean '" + *close + "'?)";
   std::fprintf(stderr, "dloop runs: %s\n%s", msg.c_str(), kRunsUsage);
   return kExitUsage;
 }

@@ -11,7 +11,7 @@
 namespace dloop::cli {
 namespace {
 
-int not_implemented(const char* verb) {
+[[maybe_unused]] int not_implemented(const char* verb) {
   std::fprintf(stderr, "dloop %s: not implemented yet in this version (see 'dloop --help')\n", verb);
   return kExitUsage;
 }
@@ -28,7 +28,9 @@ const std::vector<Command>& commands() {
       {"generate", "generate text with a diffusion model", &cmd_generate},
       {"validate", "check workflow files and report every error with file:line:column", &cmd_validate},
       {"bench", "measure engine performance against baselines measured in the same run", &cmd_bench},
-      {"runs", "list runs or show one run", &cmd_runs},
+      {"runs", "list runs, show one run, or diff two runs", &cmd_runs},
+      {"replay", "re-execute a recorded run and report the first divergence", &cmd_replay},
+      {"trace", "export a run's trace (JSONL, OpenTelemetry) or import one", &cmd_trace},
       {"serve", "serve the OpenAI-compatible HTTP API and the workflow-runs API", &cmd_serve},
       {"eval", "measure a model's tool-calling accuracy on held-out turns", &cmd_eval},
   };
@@ -37,8 +39,6 @@ const std::vector<Command>& commands() {
 
 const std::vector<Command>& planned_commands() {
   static const std::vector<Command> table = {
-      DLOOP_PLANNED("replay", "re-execute a recorded run and report the first divergence"),
-      DLOOP_PLANNED("trace", "export or import a run's trace"),
   };
   return table;
 }

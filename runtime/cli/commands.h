@@ -30,6 +30,9 @@ int cmd_validate(const std::vector<std::string>& args);
 int cmd_runs(const std::vector<std::string>& args);
 int cmd_run(const std::vector<std::string>& args);
 int cmd_resume(const std::vector<std::string>& args);
+int cmd_replay(const std::vector<std::string>& args);
+int cmd_trace(const std::vector<std::string>& args);
+int runs_diff(const std::vector<std::string>& args);  // `dloop runs diff` (runs_diff.cpp)
 int cmd_serve(const std::vector<std::string>& args);
 int cmd_eval(const std::vector<std::string>& args);
 

@@ -22,8 +22,9 @@ memory::NewEvent turn_event(std::string_view type, const std::string& path, int6
   return e;
 }
 
-// The model_call payload's `output`: {type: call, name, arguments} or {type: answer, text}.
-Json output_json(const engine::ToolCallResult& r) {
+}  // namespace
+
+Json model_output_json(const engine::ToolCallResult& r) {
   Json o = Json::object();
   if (r.is_call) {
     o.set("type", "call");
@@ -36,6 +37,11 @@ Json output_json(const engine::ToolCallResult& r) {
   return o;
 }
 
+namespace {
+
+// The recorded request: what the workflow asked (messages, tools with their schemas, tool_choice,
+// reasoning, output_schema) and the decoding settings the engine applies to it. Tool calls decode
+// deterministically (no sampling), so there is no seed; `seed: null` says so in the record.
 Json request_json(const engine::ToolCallRequest& req) {
   Json j = Json::object();
   Json msgs = Json::array();
@@ -49,7 +55,33 @@ Json request_json(const engine::ToolCallRequest& req) {
   Json names = Json::array();
   for (const auto& t : req.tools) names.push_back(t.name);
   j.set("tools", std::move(names));
+  Json defs = Json::array();
+  for (const auto& t : req.tools) {
+    Json d = Json::object();
+    d.set("name", t.name);
+    d.set("description", t.description);
+    d.set("parameters", t.parameters);
+    defs.push_back(std::move(d));
+  }
+  j.set("tool_definitions", std::move(defs));
+  const char* choice = req.tool_choice.kind == engine::ToolChoice::Kind::kAuto       ? "auto"
+                       : req.tool_choice.kind == engine::ToolChoice::Kind::kRequired ? "required"
+                       : req.tool_choice.kind == engine::ToolChoice::Kind::kNone     ? "none"
+                                                                                     : nullptr;
+  j.set("tool_choice", choice ? Json(choice) : Json(req.tool_choice.name));
   j.set("reasoning", engine::reasoning_effort_name(req.effort));
+  j.set("output_schema", req.output_schema ? *req.output_schema : Json());
+  const engine::ReasoningPreset& preset = engine::reasoning_preset(req.effort);
+  Json dec = Json::object();
+  dec.set("threshold", preset.threshold);
+  dec.set("max_commits_per_pass", preset.max_commits_per_pass);
+  dec.set("thinking_tokens", preset.thinking_tokens);
+  dec.set("answer_block_length", preset.answer_block_length);
+  dec.set("answer_length", req.answer_length);
+  dec.set("string_slot_tokens", req.string_slot_tokens);
+  dec.set("number_slot_tokens", req.number_slot_tokens);
+  dec.set("seed", Json());
+  j.set("decoding", std::move(dec));
   return j;
 }
 
@@ -59,7 +91,7 @@ asio::awaitable<Outcome> RunContext::run_agent(const workflows::Step& step, cons
                                                Scope& scope, const std::string& path, int64_t attempt,
                                                Deadline deadline, std::vector<memory::NewEvent>& pending) {
   (void)step;
-  if (!services_.engine) co_return Outcome::fail("model_error", "no model is available to this run");
+  if (!services_.engine && !strict_replay()) co_return Outcome::fail("model_error", "no model is available to this run");
   workflows::EvalContext ctx = eval_context(scope);
   engine::ToolCallRequest req;
   if (agent.system) {
@@ -107,14 +139,19 @@ asio::awaitable<Outcome> RunContext::run_agent(const workflows::Step& step, cons
       const Json* o = rec->payload.find("output");
       output = o ? *o : Json::object();
     } else {
-      auto call = services_.engine->tool_call(req);
+      Json request = request_json(req);
+      const int64_t started_ms = unix_ms_now();
+      auto call = ask_model(path, attempt, turn, req, request);
       base::Result<engine::ToolCallResult> r = co_await std::move(call);
       if (cancelled()) co_return Outcome::cancelled();
       if (!r.ok()) co_return Outcome::fail("model_error", "turn " + std::to_string(turn) + ": " + r.status().message());
-      output = output_json(*r);
+      output = model_output_json(*r);
       memory::NewEvent mc = turn_event(et::kModelCall, path, attempt, turn);
-      mc.payload.set("request", request_json(req));
+      mc.payload.set("request", std::move(request));
       mc.payload.set("output", output);
+      mc.payload.set("model", services_.engine ? Json(services_.engine->model_path()) : Json());
+      mc.payload.set("prompt_text", r->prompt_text);
+      mc.payload.set("started_ms", started_ms);
       mc.payload.set("prompt_tokens", r->prompt_tokens);
       mc.payload.set("completion_tokens", r->completion_tokens);
       mc.payload.set("forward_passes", r->forward_passes);
@@ -145,13 +182,7 @@ asio::awaitable<Outcome> RunContext::run_agent(const workflows::Step& step, cons
     const std::string call_id = path + "#" + std::to_string(attempt) + "." + std::to_string(turn);
     Json result;
     if (const auto* rec = recorded(path, attempt, et::kToolResult, calls)) {
-      if (const Json* v = rec->payload.find("result")) {
-        result = *v;
-      } else {
-        Json err = Json::object();
-        err.set("error", rec->payload.find("error") ? *rec->payload.find("error") : Json());
-        result = std::move(err);
-      }
+      result = tool_result_from_record(rec->payload).to_json();  // what the model saw the first time
     } else {
       memory::NewEvent tc = turn_event(et::kToolCall, path, attempt, turn);
       tc.payload.set("id", call_id);
@@ -164,7 +195,8 @@ asio::awaitable<Outcome> RunContext::run_agent(const workflows::Step& step, cons
       tctx.workspace = request_.workspace;
       tctx.scope = request_.workflow->name;
       const auto start = Clock::now();
-      auto op = allowed.invoke(name, arguments, std::move(tctx));
+      const int64_t started_ms = unix_ms_now();
+      auto op = call_tool(&allowed, path, attempt, turn, calls, name, arguments, std::move(tctx));
       tools::ToolResult tr = co_await std::move(op);
       if (!tr.ok() && tr.error().kind == tools::ToolErrorKind::kCancelled) co_return Outcome::cancelled();
       memory::NewEvent res = turn_event(et::kToolResult, path, attempt, turn);
@@ -179,6 +211,7 @@ asio::awaitable<Outcome> RunContext::run_agent(const workflows::Step& step, cons
         res.payload.set("error", std::move(e));
       }
       res.payload.set("ms", std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+      res.payload.set("started_ms", started_ms);
       batch.push_back(std::move(res));
       result = tr.to_json();
     }

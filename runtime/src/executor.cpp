@@ -87,6 +87,9 @@ workflows::EvalContext RunContext::eval_context(const Scope& scope) const {
 
 asio::awaitable<base::Status> RunContext::commit(std::vector<memory::NewEvent> events) {
   if (events.empty()) co_return base::Status();
+  if (request_.replay) {
+    for (const auto& e : events) request_.replay->check_event(e);
+  }
   auto store = services_.store;
   auto work = [store, run_id = run_id_, events]() mutable {
     memory::Batch batch(run_id);
@@ -148,22 +151,36 @@ base::Status RunContext::build_registry() {
 
 asio::awaitable<base::Status> RunContext::start() {
   const auto& wf = *request_.workflow;
+  // A replay sees the recorded environment values (a name the record lacks: the current one).
+  const Json* recorded_env = request_.replay && request_.replay->recorded_env().is_object()
+                                 ? &request_.replay->recorded_env()
+                                 : nullptr;
   for (const auto& name : wf.env) {
+    const Json* rec = recorded_env ? recorded_env->find(name) : nullptr;
     const char* v = std::getenv(name.c_str());
-    env_.set(name, v ? Json(v) : Json());
+    env_.set(name, rec ? *rec : v ? Json(v) : Json());
   }
   auto store = services_.store;
+  std::string started_at;
   if (request_.resume_run_id.empty()) {
     memory::NewRun nr;
     nr.workflow = wf.name;
     nr.workflow_path = request_.workflow_path;
     nr.workflow_hash = request_.workflow_hash;
     nr.inputs = request_.inputs;
-    auto work = [store, nr]() { return store->create_run(nr); };
-    auto op = offload_boxed<base::Result<std::string>>(services_.db, std::move(work));
+    nr.env = env_;
+    nr.secret_env = wf.secret_env;
+    // The run's creation time is run.started_at, the same value a resume reads from the log.
+    auto work = [store, nr]() -> base::Result<std::pair<std::string, std::string>> {
+      DLOOP_ASSIGN_OR_RETURN(std::string id, store->create_run(nr));
+      DLOOP_ASSIGN_OR_RETURN(memory::Run run, store->get_run(id));
+      return std::make_pair(id, run.created_at);
+    };
+    auto op = offload_boxed<base::Result<std::pair<std::string, std::string>>>(services_.db, std::move(work));
     auto box = co_await std::move(op);
     if (!box.value->ok()) co_return box.value->status();
-    run_id_ = **box.value;
+    run_id_ = (*box.value)->first;
+    started_at = (*box.value)->second;
   } else {
     run_id_ = request_.resume_run_id;
     auto work = [store, id = run_id_]() { return store->events(id); };
@@ -186,10 +203,11 @@ asio::awaitable<base::Status> RunContext::start() {
     if (!st.ok()) co_return st;
   }
   if (request_.on_run_id) request_.on_run_id(run_id_);
-  run_info_.set("id", run_id_);
+  if (const memory::Event* started = recorded("", 0, et::kRunStarted, 0)) started_at = started->ts;
+  if (request_.replay) started_at = request_.replay->started_at();
+  run_info_.set("id", request_.replay ? request_.replay->run().id : run_id_);
   run_info_.set("workflow", wf.name);
-  const memory::Event* started = recorded("", 0, et::kRunStarted, 0);
-  run_info_.set("started_at", started ? Json(started->ts) : Json(""));
+  run_info_.set("started_at", started_at);
   co_return build_registry();
 }
 
@@ -240,6 +258,7 @@ asio::awaitable<RunOutcome> RunContext::finish(Outcome o, const Scope& scope) {
       outputs.set(name, std::move(v).value());
     }
   }
+  if (request_.replay) request_.replay->check_finish(status, outputs, error);
   auto store = services_.store;
   auto work = [store, id = run_id_, status, outputs, error]() {
     return store->finish_run(id, status, status == memory::RunStatus::kCompleted ? outputs : Json(), error);
@@ -409,7 +428,7 @@ asio::awaitable<Outcome> RunContext::run_step(const Step& step, Scope& scope, st
     }
     if (o.kind == Outcome::Kind::kOk) break;
     if (attempt >= max_attempts || !retry_applies(policy, o.error_kind)) break;
-    if (!replayed_failure) {
+    if (!replayed_failure && !strict_replay()) {  // a strict replay serves results at once
       auto ex = co_await asio::this_coro::executor;
       asio::steady_timer timer(ex);
       timer.expires_after(std::chrono::milliseconds(static_cast<int64_t>(delay_ms)));

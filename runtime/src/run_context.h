@@ -14,6 +14,7 @@
 #include <boost/asio/awaitable.hpp>
 
 #include "dloop/base/json.h"
+#include "dloop/engine/tool_call.h"
 #include "dloop/memory/records.h"
 #include "dloop/runtime/executor.h"
 #include "dloop/tools/registry.h"
@@ -100,8 +101,17 @@ class RunContext {
   const memory::Event* recorded(const std::string& path, int64_t attempt, std::string_view type,
                                 int64_t ordinal) const;
 
+  // The model and tool hooks (replay_hooks.cpp): the engine and the tool, or during a replay the
+  // recorded output and result (replay.h). Arguments by value: coroutines outlive temporaries.
+  asio::awaitable<base::Result<engine::ToolCallResult>> ask_model(std::string path, int64_t attempt, int64_t turn,
+                                                                  engine::ToolCallRequest req, Json request);
+  asio::awaitable<tools::ToolResult> call_tool(const tools::Registry* registry, std::string path, int64_t attempt,
+                                               int64_t turn, int64_t ordinal, std::string name, Json arguments,
+                                               tools::ToolContext ctx);
+
   workflows::EvalContext eval_context(const Scope& scope) const;
-  bool cancelled() const { return services_.cancelled->load(); }
+  bool cancelled() const { return services_.cancelled->load() || (request_.replay && request_.replay->stopped()); }
+  bool strict_replay() const { return request_.replay && request_.replay->strict(); }
   const RunRequest& request() const { return request_; }
   const RuntimeServices& services() const { return services_; }
   const tools::Registry& registry() const { return registry_; }
@@ -121,6 +131,15 @@ class RunContext {
   using Key = std::tuple<std::string, int64_t, std::string, int64_t>;
   std::map<Key, memory::Event> recorded_;
 };
+
+// The model_call payload's `output`: {type: call, name, arguments} or {type: answer, text}.
+Json model_output_json(const engine::ToolCallResult& r);
+// A ToolCallResult rebuilt from a recorded model_call payload (output, counts, timings, prompt).
+engine::ToolCallResult model_result_from_record(const Json& payload);
+// A ToolResult rebuilt from a recorded tool_result payload ({result} or {error: {code, message}}).
+tools::ToolResult tool_result_from_record(const Json& payload);
+// Milliseconds since the Unix epoch (trace timestamps).
+int64_t unix_ms_now();
 
 // A step's record for `steps.<id>`: {output, status, error}.
 Json step_record(const Outcome& outcome);

@@ -40,7 +40,8 @@ asio::awaitable<Outcome> RunContext::run_tool(const Step& step, const workflows:
   ctx.workspace = request_.workspace;
   ctx.scope = request_.workflow->name;
   const auto start = Clock::now();
-  auto op = registry_.invoke(tool.tool, std::move(arguments), std::move(ctx));
+  const int64_t started_ms = unix_ms_now();
+  auto op = call_tool(&registry_, path, attempt, 0, 0, tool.tool, std::move(arguments), std::move(ctx));
   tools::ToolResult result = co_await std::move(op);
   const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
   if (!result.ok() && result.error().kind == tools::ToolErrorKind::kCancelled) co_return Outcome::cancelled();
@@ -60,6 +61,7 @@ asio::awaitable<Outcome> RunContext::run_tool(const Step& step, const workflows:
     res.payload.set("error", std::move(e));
   }
   res.payload.set("ms", ms);
+  res.payload.set("started_ms", started_ms);
   pending.push_back(std::move(res));
   if (result.ok()) co_return Outcome::ok(result.value());
   const bool timeout = result.error().kind == tools::ToolErrorKind::kTimeout;

@@ -81,11 +81,23 @@ void Loader::load_top(const YNode& root) {
   if (const YNode* n = find(root, "outputs")) load_outputs(*n);
 }
 
+// `env:` items are names, or `{name: NAME, secret: true}` for a value trace exports redact.
 void Loader::load_env(const YNode& node) {
-  auto names = read_string_list(&node, "env");
-  if (!names) return;
-  for (size_t i = 0; i < names->size(); ++i) {
-    if (valid_name(node.items[i], (*names)[i], "environment variable")) workflow_.env.push_back((*names)[i]);
+  if (!expect_list(node, "env")) return;
+  for (const YNode& item : node.items) {
+    std::optional<std::string> name;
+    bool secret = false;
+    if (item.is_map()) {
+      check_keys(item, {"name", "secret"}, "env item");
+      name = read_string(find(item, "name"), "name");
+      if (!find(item, "name")) missing(item, "name", "env item");
+      if (auto b = read_bool(find(item, "secret"), "secret")) secret = *b;
+    } else {
+      name = read_string(&item, "env item");
+    }
+    if (!name || !valid_name(item, *name, "environment variable")) continue;
+    workflow_.env.push_back(*name);
+    if (secret) workflow_.secret_env.push_back(*name);
   }
 }
 

@@ -76,6 +76,7 @@ struct ToolCallResult {
   base::Json arguments_json;
   std::string answer;                  // the final answer (JSON text with output_schema)
   std::string canvas_text;             // the decoded answer region as the model saw it (debugging)
+  std::string prompt_text;             // the rendered prompt (chat template applied), as tokenized
   double call_probability = -1;        // p(call) at the first answer position (auto only; else -1)
   std::vector<std::pair<std::string, double>> name_scores;  // mean log-probability per offered tool
   int64_t prompt_tokens = 0;

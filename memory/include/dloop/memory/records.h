@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "dloop/base/json.h"
 
@@ -45,6 +46,10 @@ struct NewRun {
   std::string workflow_hash;  // e.g. "sha256:..." of the file text; resume checks it
   base::Json inputs = base::Json::object();
   std::string id;             // optional: [A-Za-z0-9._-]{1,128}
+  // The values of the workflow's `env:` names as the run saw them ({NAME: value or null}), and the
+  // names marked secret (redacted by trace export). Null/empty: not recorded (older writers).
+  base::Json env;
+  std::vector<std::string> secret_env;
 };
 
 struct Run {

@@ -128,6 +128,14 @@ class Store {
   base::Result<int64_t> finish_run(const std::string& run_id, RunStatus status, base::Json outputs,
                                    const std::string& error);
 
+  // Writes a run recorded elsewhere (`dloop trace import`): the runs row from `run` (id, workflow,
+  // path, hash, inputs) and `events` exactly as given (seq, type, step, attempt, turn, timestamps,
+  // payloads), with the run's status and the steps rows derived from them, in one transaction.
+  // Errors: invalid_argument naming the event's seq (events not numbered 1..n, the first not
+  // run_started, an ordinal other than the one the log assigns, a bad type, an event after the
+  // run ended without run_resumed, a run with this id exists) and SQLite errors.
+  base::Status import_run(const Run& run, const std::vector<Event>& events);
+
   // Events with seq > after_seq in seq order, at most `limit` of them (<= 0: all). Page through
   // a long log by passing the last seq seen. not_found when the run does not exist.
   base::Result<std::vector<Event>> events(const std::string& run_id, int64_t after_seq = 0,

@@ -21,6 +21,7 @@
 #include "dloop/base/status.h"
 #include "dloop/memory/store.h"
 #include "dloop/runtime/engine_bridge.h"
+#include "dloop/runtime/replay.h"
 #include "dloop/workflows/workflow.h"
 
 namespace dloop::runtime {
@@ -36,6 +37,9 @@ struct RunRequest {
   std::function<void(const memory::Event&)> on_event;
   // Called once the run id is known (created or resumed), before any step runs; may be empty.
   std::function<void(const std::string&)> on_run_id;
+  // Set: re-execute against this record (replay.h) as a new run in the store; the `run` values
+  // expressions see (id, started_at) and `env` are the recorded ones.
+  std::shared_ptr<ReplayLog> replay;
 };
 
 struct RunOutcome {

@@ -178,6 +178,7 @@ struct Workflow {
   std::string source;             // the file name given to the loader
   std::vector<InputSpec> inputs;
   std::vector<std::string> env;   // environment variables expressions may read as env.NAME
+  std::vector<std::string> secret_env;  // the names of `env` marked `secret: true` (redacted in traces)
   std::vector<ToolSpec> tools;
   std::vector<Step> steps;
   std::vector<std::pair<std::string, Value>> outputs;
