@@ -28,6 +28,8 @@ const std::vector<Command>& commands() {
       {"generate", "generate text with a diffusion model", &cmd_generate},
       {"validate", "check workflow files and report every error with file:line:column", &cmd_validate},
       {"bench", "measure engine performance against baselines measured in the same run", &cmd_bench},
+      {"index", "add documents to the retrieval index or search it", &cmd_index},
+      {"mcp", "serve workflows as MCP tools over stdio", &cmd_mcp},
       {"runs", "list runs, show one run, or diff two runs", &cmd_runs},
       {"replay", "re-execute a recorded run and report the first divergence", &cmd_replay},
       {"trace", "export a run's trace (JSONL, OpenTelemetry) or import one", &cmd_trace},

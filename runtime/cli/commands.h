@@ -30,6 +30,8 @@ int cmd_validate(const std::vector<std::string>& args);
 int cmd_runs(const std::vector<std::string>& args);
 int cmd_run(const std::vector<std::string>& args);
 int cmd_resume(const std::vector<std::string>& args);
+int cmd_index(const std::vector<std::string>& args);
+int cmd_mcp(const std::vector<std::string>& args);
 int cmd_replay(const std::vector<std::string>& args);
 int cmd_trace(const std::vector<std::string>& args);
 int runs_diff(const std::vector<std::string>& args);  // `dloop runs diff` (runs_diff.cpp)

@@ -14,6 +14,7 @@
 #include "dloop/tools/builtins.h"
 #include "dloop/tools/command_tool.h"
 #include "dloop/runtime/store_kv.h"
+#include "doc_search.h"
 #include "offload.h"
 #include "run_context.h"
 
@@ -117,7 +118,7 @@ asio::awaitable<base::Status> RunContext::commit(std::vector<memory::NewEvent> e
   co_return st;
 }
 
-base::Status RunContext::build_registry() {
+asio::awaitable<base::Status> RunContext::build_registry() {
   const auto& wf = *request_.workflow;
   auto kv = std::make_shared<StoreKvStore>(services_.store);
   workflows::EvalContext ctx;
@@ -128,25 +129,39 @@ base::Status RunContext::build_registry() {
   for (const auto& t : wf.tools) {
     std::shared_ptr<tools::Tool> tool;
     if (const auto* b = std::get_if<workflows::BuiltinTool>(&t.spec)) {
-      DLOOP_ASSIGN_OR_RETURN(Json with, workflows::evaluate_value(b->with, ctx));
-      tools::BuiltinSpec spec{b->use, t.name, t.description, std::move(with)};
-      DLOOP_ASSIGN_OR_RETURN(tool, tools::make_builtin(spec, tools::BuiltinEnv{kv}));
+      auto with = workflows::evaluate_value(b->with, ctx);
+      if (!with.ok()) co_return with.status();
+      tools::BuiltinSpec spec{b->use, t.name, t.description, std::move(with).value()};
+      auto made = tools::make_builtin(spec, tools::BuiltinEnv{kv, make_doc_search(services_.store->path())});
+      if (!made.ok()) co_return made.status();
+      tool = std::move(made).value();
     } else if (const auto* c = std::get_if<workflows::CommandTool>(&t.spec)) {
-      DLOOP_ASSIGN_OR_RETURN(Json command, workflows::evaluate_value(c->command, ctx));
+      auto command_value = workflows::evaluate_value(c->command, ctx);
+      if (!command_value.ok()) co_return command_value.status();
+      Json command = std::move(command_value).value();
       Json decl = Json::object();
       decl.set("name", t.name);
       if (!t.description.empty()) decl.set("description", t.description);
       decl.set("command", std::move(command));
       decl.set("parameters", c->parameters);
       if (c->timeout_ms) decl.set("timeout", std::to_string(*c->timeout_ms) + "ms");
-      DLOOP_ASSIGN_OR_RETURN(tool, tools::make_command_tool(decl, base_dir.empty() ? "." : base_dir));
+      auto made = tools::make_command_tool(decl, base_dir.empty() ? "." : base_dir);
+      if (!made.ok()) co_return made.status();
+      tool = std::move(made).value();
     } else {
-      return base::unimplemented("tool at line " + std::to_string(t.location.line) +
-                                 ": MCP servers are not supported by this version of `dloop run`");
+      auto op = mcp_.start(t, ctx, base_dir.empty() ? "." : base_dir, request_.workspace);
+      auto started = co_await std::move(op);
+      if (!started.ok()) co_return started.status();
+      for (auto& mcp_tool : *started) {
+        base::Status added = registry_.add(std::move(mcp_tool));
+        if (!added.ok()) co_return added.with_context("tool at line " + std::to_string(t.location.line));
+      }
+      continue;
     }
-    DLOOP_RETURN_IF_ERROR(registry_.add(std::move(tool)));
+    base::Status added = registry_.add(std::move(tool));
+    if (!added.ok()) co_return added;
   }
-  return base::Status();
+  co_return base::Status();
 }
 
 asio::awaitable<base::Status> RunContext::start() {
@@ -208,7 +223,8 @@ asio::awaitable<base::Status> RunContext::start() {
   run_info_.set("id", request_.replay ? request_.replay->run().id : run_id_);
   run_info_.set("workflow", wf.name);
   run_info_.set("started_at", started_at);
-  co_return build_registry();
+  auto registry = build_registry();
+  co_return co_await std::move(registry);
 }
 
 asio::awaitable<RunOutcome> RunContext::run() {
@@ -222,6 +238,8 @@ asio::awaitable<RunOutcome> RunContext::run() {
       result.status = st;
       co_return result;
     }
+    auto stop = stop_mcp_servers();
+    co_await std::move(stop);
     auto f = finish(Outcome::fail("any", st.message()), scope);
     co_return co_await std::move(f);
   }
@@ -233,8 +251,21 @@ asio::awaitable<RunOutcome> RunContext::run() {
     o = outcome_from_exception(std::current_exception());
   }
   if (cancelled()) o = Outcome::cancelled();
+  auto stop = stop_mcp_servers();
+  co_await std::move(stop);
   auto f = finish(std::move(o), scope);
   co_return co_await std::move(f);
+}
+
+asio::awaitable<void> RunContext::stop_mcp_servers() {
+  if (mcp_.empty()) co_return;
+  auto stop = mcp_.stop();
+  co_await std::move(stop);
+  auto events = mcp_.take_log_events();
+  if (events.empty() || request_.replay) co_return;  // a replay checks the recorded log; it adds nothing
+  auto c = commit(std::move(events));
+  base::Status st = co_await std::move(c);
+  (void)st;  // the servers' stderr is also in dloop's log; a failed commit fails the run's next write
 }
 
 asio::awaitable<RunOutcome> RunContext::finish(Outcome o, const Scope& scope) {

@@ -19,6 +19,7 @@
 #include "dloop/runtime/executor.h"
 #include "dloop/tools/registry.h"
 #include "dloop/workflows/expr.h"
+#include "mcp_servers.h"
 
 namespace dloop::runtime {
 
@@ -119,12 +120,14 @@ class RunContext {
 
  private:
   asio::awaitable<base::Status> start();
-  base::Status build_registry();
+  asio::awaitable<base::Status> build_registry();  // starts the workflow's MCP servers too
+  asio::awaitable<void> stop_mcp_servers();        // then records their stderr (mcp_log events)
   asio::awaitable<RunOutcome> finish(Outcome outcome, const Scope& scope);
 
   RunRequest request_;
   RuntimeServices services_;
   tools::Registry registry_;
+  McpServers mcp_;  // the run's MCP servers; stopped when the run ends
   std::string run_id_;
   Json run_info_ = Json::object();  // run.id, run.workflow, run.started_at
   Json env_ = Json::object();

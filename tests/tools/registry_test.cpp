@@ -199,10 +199,10 @@ TEST(ToolResult, JsonShapes) {
 TEST(Builtins, NamesAndUnknownUse) {
   EXPECT_EQ(builtin_names(), (std::vector<std::string>{"calculator", "file_read", "file_write", "file_list",
                                                        "http_request", "sqlite_query", "shell", "memory_get",
-                                                       "memory_put"}));
+                                                       "memory_put", "retrieve"}));
   EXPECT_EQ(config_error("calculater", "null"),
             "unknown built-in tool 'calculater' (did you mean 'calculator'?); built-ins: calculator, file_read, "
-            "file_write, file_list, http_request, sqlite_query, shell, memory_get, memory_put");
+            "file_write, file_list, http_request, sqlite_query, shell, memory_get, memory_put, retrieve");
   auto renamed = make_builtin({"calculator", "math", "Does math.", J("null")});
   ASSERT_TRUE(renamed.ok());
   EXPECT_EQ((*renamed)->name(), "math");

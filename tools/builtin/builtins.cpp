@@ -16,7 +16,8 @@
   X(sqlite_query)              \
   X(shell)                     \
   X(memory_get)                \
-  X(memory_put)
+  X(memory_put)                 \
+  X(retrieve)
 
 namespace dloop::tools {
 namespace builtin {

@@ -4,7 +4,6 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -26,8 +25,7 @@
 #include <boost/asio/write.hpp>
 
 #include "dloop/base/strings.h"
-
-extern char** environ;
+#include "spawn.h"
 
 namespace dloop::tools {
 namespace {
@@ -66,47 +64,14 @@ struct ChildGuard {
 };
 
 base::Result<pid_t> spawn(const ProcessSpec& spec, Fds& fds) {
-  posix_spawn_file_actions_t actions;
-  posix_spawnattr_t attr;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawnattr_init(&attr);
-  posix_spawn_file_actions_adddup2(&actions, fds.fd[0], 0);
-  posix_spawn_file_actions_adddup2(&actions, fds.fd[3], 1);
-  posix_spawn_file_actions_adddup2(&actions, fds.fd[5], 2);
-  if (!spec.cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, spec.cwd.c_str());
-  // Own process group (so a timeout kills the whole tree), no blocked signals, default handlers.
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  posix_spawnattr_setpgroup(&attr, 0);
-  sigset_t mask, defaults;
-  sigemptyset(&mask);
-  posix_spawnattr_setsigmask(&attr, &mask);
-  sigemptyset(&defaults);
-  for (int sig : {SIGPIPE, SIGINT, SIGTERM, SIGQUIT, SIGHUP, SIGCHLD, SIGUSR1, SIGUSR2, SIGALRM, SIGXFSZ}) {
-    sigaddset(&defaults, sig);
-  }
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-
-  std::vector<char*> argv;
-  for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  std::vector<char*> envp;
-  if (spec.env) {
-    for (const auto& e : *spec.env) envp.push_back(const_cast<char*>(e.c_str()));
-    envp.push_back(nullptr);
-  }
-  char** env = spec.env ? envp.data() : environ;
-  pid_t pid = -1;
-  bool search = spec.argv[0].find('/') == std::string::npos;
-  int rc = search ? posix_spawnp(&pid, argv[0], &actions, &attr, argv.data(), env)
-                  : posix_spawn(&pid, argv[0], &actions, &attr, argv.data(), env);
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  if (rc != 0) {
-    std::string why = "cannot start '" + spec.argv[0] + "': " + strerror(rc);
-    if (rc == ENOENT && !spec.cwd.empty()) why += " (or no working directory " + spec.cwd.string() + ")";
-    return rc == ENOENT ? base::not_found(why) : base::io_error(why);
-  }
-  return pid;
+  detail::SpawnSpec s;
+  s.argv = &spec.argv;
+  s.env = &spec.env;
+  s.cwd = spec.cwd;
+  s.stdin_fd = fds.fd[0];
+  s.stdout_fd = fds.fd[3];
+  s.stderr_fd = fds.fd[5];
+  return detail::spawn_in_group(s);
 }
 
 struct IoState {

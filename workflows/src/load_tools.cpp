@@ -11,11 +11,11 @@ namespace dloop::workflows::detail {
 namespace {
 
 const std::vector<std::string> kToolKeys = {"use", "name", "description", "with", "command", "parameters", "timeout",
-                                            "mcp", "prefix"};
+                                            "mcp", "prefix", "include", "exclude"};
 const std::vector<std::string> kBuiltinKeys = {"use", "name", "description", "with"};
 const std::vector<std::string> kCommandKeys = {"name", "description", "command", "parameters", "timeout"};
-const std::vector<std::string> kMcpEntryKeys = {"mcp", "prefix", "description"};
-const std::vector<std::string> kMcpKeys = {"command", "args", "env", "url"};
+const std::vector<std::string> kMcpEntryKeys = {"mcp", "prefix", "description", "include", "exclude"};
+const std::vector<std::string> kMcpKeys = {"command", "args", "env", "cwd", "timeout", "url"};
 
 }  // namespace
 
@@ -137,7 +137,14 @@ void Loader::load_mcp_tool(const YNode& node, ToolSpec& tool) {
       m.args = to_value(*args);
     }
     if (const YNode* env = find(*server, "env"); env && expect_map(*env, "env")) m.env = to_value(*env);
+    if (auto s = read_string(find(*server, "cwd"), "cwd")) m.cwd = *s;
+    m.timeout_ms = read_duration(find(*server, "timeout"), "timeout");
+    if (url && (find(*server, "cwd") || find(*server, "args") || find(*server, "env"))) {
+      issues_.error(url->location, "'url' takes no 'args', 'env' or 'cwd' (those are for a server program)");
+    }
   }
+  if (auto list = read_string_list(find(node, "include"), "include")) m.include = *list;
+  if (auto list = read_string_list(find(node, "exclude"), "exclude")) m.exclude = *list;
   if (const YNode* p = find(node, "prefix")) {
     if (auto s = read_string(p, "prefix"); s && valid_name(*p, *s, "tool prefix")) {
       m.prefix = *s;

@@ -1,5 +1,5 @@
 // The built-in tools (docs/tools.md): calculator, file_read, file_write, file_list, http_request,
-// sqlite_query, shell, memory_get, memory_put. A workflow names one with `use:` and configures it
+// sqlite_query, shell, memory_get, memory_put, retrieve. A workflow names one with `use:` and configures it
 // with a `with:` mapping; unknown `with:` keys are errors. One file per tool under tools/builtin/,
 // registered by one line in tools/builtin/builtins.cpp. Factories are thread-safe.
 #pragma once
@@ -11,6 +11,7 @@
 
 #include "dloop/base/json.h"
 #include "dloop/base/status.h"
+#include "dloop/tools/doc_search.h"
 #include "dloop/tools/kv_store.h"
 #include "dloop/tools/tool.h"
 
@@ -28,6 +29,8 @@ struct BuiltinSpec {
 struct BuiltinEnv {
   // The KV memory behind memory_get/memory_put; those two fail to configure without it.
   std::shared_ptr<KvStore> kv;
+  // The document index behind `retrieve`; it fails to configure without it.
+  std::shared_ptr<DocSearch> docs;
 };
 
 // The names accepted by `use:`, in registration order.

@@ -72,13 +72,18 @@ struct CommandTool {
   base::Json parameters;             // JSON Schema of the arguments (default {type: object})
   std::optional<int64_t> timeout_ms;
 };
-// `- mcp: {command, args, env}` or `- mcp: {url}`: every tool an MCP server lists at run time.
+// `- mcp: {command, args, env, cwd, timeout}` or `- mcp: {url}`: every tool an MCP server lists
+// at run time (docs/mcp.md), optionally narrowed by `include:` / `exclude:` and renamed by `prefix:`.
 struct McpServer {
   std::string command;  // empty when url is set
   Value args;           // list of strings
   Value env;            // object of strings
+  std::string cwd;      // the server's working directory ("" = dloop's); relative to the workflow file
+  std::optional<int64_t> timeout_ms;  // per request (handshake, tools/list, tools/call)
   std::string url;      // streamable HTTP endpoint; empty when command is set
   std::string prefix;   // prepended to the server's tool names ("" = names as the server gives)
+  std::vector<std::string> include;  // only these server tools (empty = all)
+  std::vector<std::string> exclude;  // never these server tools
 };
 
 struct ToolSpec {
