@@ -91,7 +91,11 @@ asio::awaitable<Outcome> RunContext::run_agent(const workflows::Step& step, cons
                                                Scope& scope, const std::string& path, int64_t attempt,
                                                Deadline deadline, std::vector<memory::NewEvent>& pending) {
   (void)step;
-  if (!services_.engine && !strict_replay()) co_return Outcome::fail("model_error", "no model is available to this run");
+  constexpr const char* kNoModel = "no model is available to this run";
+  if (!services_.engine && !strict_replay()) co_return Outcome::fail("model_error", kNoModel);
+  if (!services_.engine && request_.replay->recorded_failure(path, attempt, "model_error") == kNoModel) {
+    co_return Outcome::fail("model_error", kNoModel);  // the recorded run had no model either
+  }
   workflows::EvalContext ctx = eval_context(scope);
   engine::ToolCallRequest req;
   if (agent.system) {

@@ -130,6 +130,17 @@ const memory::Event* ReplayLog::take(const std::string& step_path, int64_t attem
   return &events_[it->second];
 }
 
+std::optional<std::string> ReplayLog::recorded_failure(const std::string& step_path, int64_t attempt,
+                                                       std::string_view code) const {
+  auto it = index_.find(Key{step_path, attempt, std::string(et::kStepFailed), 0});
+  if (it == index_.end()) return std::nullopt;
+  const Json* e = events_[it->second].payload.find("error");
+  const Json* c = e ? e->find("code") : nullptr;
+  const Json* m = e ? e->find("message") : nullptr;
+  if (!c || !c->is_string() || c->as_string() != code || !m || !m->is_string()) return std::nullopt;
+  return m->as_string();
+}
+
 int64_t ReplayLog::next_ordinal(const std::string& step_path, int64_t attempt, std::string_view type) {
   return ordinals_[{step_path, attempt, std::string(type)}]++;
 }

@@ -92,6 +92,11 @@ asio::awaitable<base::Result<engine::ToolCallResult>> RunContext::ask_model(std:
     d.turn = turn;
     d.what = "model request";
     if (!rec) {
+      // The recorded run's model failed at this turn (it could not be opened, say): so does this one.
+      const std::string prefix = "turn " + std::to_string(turn) + ": ";
+      if (auto failed = log->recorded_failure(path, attempt, "model_error"); failed && failed->rfind(prefix, 0) == 0) {
+        co_return base::unavailable(failed->substr(prefix.size()));
+      }
       d.what = "model call";
       d.expected = "no model call at this turn in the record";
       d.got = "a model call with " + std::to_string(req.messages.size()) + " messages";

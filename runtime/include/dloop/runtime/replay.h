@@ -74,6 +74,10 @@ class ReplayLog {
 
   // The recorded event at (step_path, attempt, type, ordinal), or nullptr; marks it reached.
   const memory::Event* take(const std::string& step_path, int64_t attempt, std::string_view type, int64_t ordinal);
+  // The message of the recorded step_failed of (step_path, attempt) when its error code is `code`
+  // (a run recorded without a working model failed its agent steps before any model call).
+  std::optional<std::string> recorded_failure(const std::string& step_path, int64_t attempt,
+                                              std::string_view code) const;
   // The next ordinal of (step_path, attempt, type) in the re-execution (counts every call).
   int64_t next_ordinal(const std::string& step_path, int64_t attempt, std::string_view type);
 
