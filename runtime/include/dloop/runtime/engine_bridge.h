@@ -1,13 +1,15 @@
 // EngineBridge: the engine on its own thread. tool_call() queues the request on the engine thread
 // (opening the model there on first use) and resumes the awaiting coroutine on its own executor
-// with the result, so the event loop never runs a forward pass. Requests from all runs are served
-// one at a time in arrival order. Thread-safe.
+// with the result, so the event loop never runs a forward pass. Requests that arrive while the
+// engine is busy are decoded together by Engine::tool_call_batch (one forward pass per denoising
+// step for all of them; each result is exactly what it would be alone). Thread-safe.
 #pragma once
 
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/thread_pool.hpp>
@@ -34,7 +36,10 @@ class EngineBridge {
   boost::asio::awaitable<base::Result<engine::ToolCallResult>> tool_call(engine::ToolCallRequest request);
 
  private:
-  base::Result<engine::ToolCallResult> run_on_engine_thread(const engine::ToolCallRequest& request);
+  struct Pending;
+  // On the engine thread: decodes every queued request (alone, or as one batch).
+  void drain();
+  bool open_engine();
 
   std::string model_path_;
   int threads_ = 0;
@@ -43,6 +48,8 @@ class EngineBridge {
   std::unique_ptr<engine::Engine> engine_;  // touched only on thread_
   base::Status open_status_;
   bool opened_ = false;
+  std::mutex queue_mutex_;
+  std::vector<std::shared_ptr<Pending>> queue_;  // requests not yet taken by drain()
 };
 
 }  // namespace dloop::runtime
