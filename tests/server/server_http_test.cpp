@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "dloop/base/json.h"
+#include "dloop/memory/store.h"
 #include "dloop/server/server.h"
 #include "http_client.h"
 
@@ -29,8 +30,10 @@ class ServerFixture {
     server_ = std::move(s).value();
     thread_ = std::thread([this] { server_->run(); });
   }
-  ~ServerFixture() {
-    if (!server_) return;
+  ~ServerFixture() { stop(); }
+  // A graceful shutdown, as SIGTERM starts it; returns once run() has returned.
+  void stop() {
+    if (!server_ || !thread_.joinable()) return;
     server_->stop();
     thread_.join();
   }
@@ -297,6 +300,50 @@ TEST(ServerHttp, RunsApi) {
   expect_error(c.request("POST", "/v1/runs", R"({"workflow":"missing.yaml"})"), 400, "workflow_not_found");
   expect_error(c.request("POST", "/v1/runs", R"({"workflow_yaml":")" + yaml + R"(","inputs":{}})"), 400, "invalid_inputs");
   expect_error(c.request("POST", "/v1/runs", R"({"workflow_yaml":"x","wat":1})"), 400, "unknown_parameter");
+}
+
+// A run that sleeps in a tool: cancel stops it (it ends `cancelled`, resumable), and a graceful
+// shutdown with a run in flight cancels that run the same way before the server returns.
+TEST(ServerHttp, CancelAndShutdownWithRunsInFlight) {
+  ServerOptions o = test_options("cancel");
+  auto f = std::make_unique<ServerFixture>(o);
+  ASSERT_TRUE(f->ok());
+  test::HttpClient c("127.0.0.1", f->port());
+  const std::string yaml =
+      "name: nap\\ntools:\\n  - use: shell\\n    with: {allow: [sleep]}\\nsteps:\\n  - id: nap\\n    tool: shell\\n"
+      "    args: {argv: [sleep, \\\"60\\\"]}\\n    timeout: 120s\\n";
+  auto start_run = [&]() {
+    auto r = c.request("POST", "/v1/runs", R"({"workflow_yaml":")" + yaml + R"("})");
+    EXPECT_EQ(r.status, 201) << r.body;
+    const std::string id = body_json(r).find("id")->as_string();
+    // Wait (bounded) until the tool is running: its tool_call event is in the log.
+    for (int i = 0; i < 300; ++i) {
+      auto ev = c.request("GET", "/v1/runs/" + id);
+      if (ev.body.find("\"nap\"") != std::string::npos && body_json(ev).find("steps")->size() > 0) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return id;
+  };
+  const std::string first = start_run();
+  auto cancel = c.request("POST", "/v1/runs/" + first + "/cancel");
+  EXPECT_EQ(cancel.status, 202) << cancel.body;
+  EXPECT_EQ(body_json(cancel).find("status")->as_string(), "cancelling");
+  std::string status;
+  for (int i = 0; i < 500 && status != "cancelled"; ++i) {
+    status = body_json(c.request("GET", "/v1/runs/" + first)).find("status")->as_string();
+    if (status != "cancelled") std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(status, "cancelled");
+  auto events = c.request("GET", "/v1/runs/" + first + "/events");
+  EXPECT_NE(events.body.find("event: run_cancelled"), std::string::npos) << events.body;
+
+  const std::string second = start_run();
+  f->stop();  // returns long before the 60 s sleep would end
+  auto store = memory::Store::open(o.db_path);
+  ASSERT_TRUE(store.ok());
+  auto run = (*store)->get_run(second);
+  ASSERT_TRUE(run.ok());
+  EXPECT_EQ(run->status, memory::RunStatus::kCancelled);
 }
 
 }  // namespace

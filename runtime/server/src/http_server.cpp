@@ -343,7 +343,7 @@ Server::~Server() {
   impl_->blocking.join();
 }
 
-uint16_t Server::port() const { return impl_->acceptor.local_endpoint().port(); }
+uint16_t Server::port() const { return impl_->port; }
 const std::string& Server::model_id() const { return impl_->model_id; }
 
 void Server::stop() {
@@ -399,6 +399,7 @@ base::Result<std::unique_ptr<Server>> Server::start(ServerOptions options) {
   if (!ec) impl->acceptor.bind(ep, ec);
   if (!ec) impl->acceptor.listen(asio::socket_base::max_listen_connections, ec);
   if (ec) return base::io_error("cannot listen on " + o.host + ":" + std::to_string(o.port) + ": " + ec.message());
+  impl->port = impl->acceptor.local_endpoint().port();
   return std::unique_ptr<Server>(new Server(std::move(impl)));
 }
 

@@ -45,9 +45,18 @@ struct RunSlot {
 };
 
 struct Server::Impl {
+  // Members are destroyed in reverse order: the loop goes after the thread pools (as Asio wants)
+  // but before the bookkeeping above it, which coroutines still suspended on the loop touch as
+  // they are destroyed.
   ServerOptions opt;
   std::string model_id;
   int64_t model_created = 0;
+  Metrics metrics;
+  bool stopping = false;
+  int connections = 0;
+  int streams = 0;                     // open SSE answers
+  uint16_t port = 0;                   // the bound port (the acceptor closes at shutdown)
+  std::map<std::string, RunSlot> runs; // runs executing in this process, by id
   asio::io_context ioc{1};
   asio::thread_pool engine_thread{1};  // chat completions (the runs' bridge has its own thread)
   asio::thread_pool db{1};             // Store calls of the runs API and of the runs
@@ -55,13 +64,8 @@ struct Server::Impl {
   std::shared_ptr<engine::Engine> engine;
   std::shared_ptr<runtime::EngineBridge> bridge;
   std::shared_ptr<memory::Store> store;
-  Metrics metrics;
   tcp::acceptor acceptor{ioc};
   std::unique_ptr<asio::signal_set> signals;
-  bool stopping = false;
-  int connections = 0;
-  int streams = 0;                     // open SSE answers
-  std::map<std::string, RunSlot> runs; // runs executing in this process, by id
 
   void begin_shutdown();
 };
