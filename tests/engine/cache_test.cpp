@@ -128,7 +128,8 @@ TEST(ForwardBatch, BadPassIsReportedAndOthersRun) {
   EXPECT_FALSE(st.ok());
   EXPECT_NE(passes[0].status.message().find("position 4"), std::string::npos) << passes[0].status.message();
   EXPECT_TRUE(passes[1].status.ok());
-  passes[1].rows = std::vector<int32_t>{12};  // outside [lo, hi)
+  const std::vector<int32_t> outside = {12};  // outside [lo, hi); named: rows is a span
+  passes[1].rows = outside;
   std::span<SequencePass> one(&passes[1], 1);
   EXPECT_FALSE(forward_batch(m, pool, one, bs).ok());
 }
