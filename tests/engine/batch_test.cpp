@@ -3,6 +3,7 @@
 // f32 and q8_0), with prompts and answer lengths that differ between the requests, with the
 // caches off and on, and with requests that fail in the middle of a batch.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdio>
 
@@ -26,11 +27,14 @@ std::unique_ptr<Engine> random_engine(const std::string& arch, int64_t n_head_kv
   spec.n_ctx = 1024;
   spec.type = type;
   spec.seed = 11;
+  // One file per process: ctest -j runs this file's tests as parallel processes, and rewriting a
+  // file another process has mapped is a SIGBUS there. Unlinked once open (the mapping stays).
   const std::string path = testing::TempDir() + "/" + spec.name + "-" + std::to_string(n_head_kv) + "-" +
-                           kernels::dtype_info(type).name + ".gguf";
+                           kernels::dtype_info(type).name + "-" + std::to_string(getpid()) + ".gguf";
   EXPECT_TRUE(write_random_model(spec, path).ok());
   auto e = Engine::open({path, 2, {}});
   EXPECT_TRUE(e.ok()) << e.status().message();
+  std::remove(path.c_str());
   return std::move(e).value();
 }
 
