@@ -6,6 +6,7 @@
 // cuda_backend.h. Thread-safety: a forwarder belongs to one request; passes serialize on the
 // CudaModel.
 #include <algorithm>
+#include <cmath>
 
 #include "cuda_model.h"
 #include "dloop/engine/cuda/cuda_backend.h"
@@ -20,13 +21,20 @@ class CudaForwarder final : public DeviceForwarder {
   base::Status forward(std::span<const int32_t> canvas, std::span<const int32_t> rows, float* logits,
                        const PassHint& hint, int stream) override {
     if (!rows.empty() && logits == nullptr) return base::invalid_argument("forward: no logits buffer");
-    return run(canvas, rows, logits, nullptr, -1, hint, stream);
+    return run(canvas, rows, logits, nullptr, ChoiceOptions{}, hint, stream);
   }
 
-  base::Status forward_choices(std::span<const int32_t> canvas, std::span<const int32_t> rows, int32_t exclude,
-                               TokenChoice* out, const PassHint& hint, int stream) override {
+  base::Status forward_choices(std::span<const int32_t> canvas, std::span<const int32_t> rows,
+                               const ChoiceOptions& choice, TokenChoice* out, const PassHint& hint,
+                               int stream) override {
     if (!rows.empty() && out == nullptr) return base::invalid_argument("forward: no choices buffer");
-    return run(canvas, rows, nullptr, out, exclude, hint, stream);
+    if (!(choice.temperature >= 0) || std::isinf(choice.temperature)) {
+      return base::invalid_argument("forward: temperature must be finite and >= 0");
+    }
+    if (choice.temperature > 0 && choice.draws_per_row < model_.config().n_vocab) {
+      return base::invalid_argument("forward: draws_per_row must be at least the vocabulary size when sampling");
+    }
+    return run(canvas, rows, nullptr, out, choice, hint, stream);
   }
 
  private:
@@ -37,7 +45,7 @@ class CudaForwarder final : public DeviceForwarder {
   };
 
   base::Status run(std::span<const int32_t> canvas, std::span<const int32_t> rows, float* logits, TokenChoice* choices,
-                   int32_t exclude, const PassHint& hint, int stream) {
+                   const ChoiceOptions& choice, const PassHint& hint, int stream) {
     const ModelConfig& c = model_.config();
     const auto t = static_cast<int64_t>(canvas.size());
     if (t == 0) return base::invalid_argument("forward: empty canvas");
@@ -84,7 +92,7 @@ class CudaForwarder final : public DeviceForwarder {
     pass.rows = rows;
     pass.logits = logits;
     pass.choices = choices;
-    pass.exclude = exclude;
+    pass.choice = choice;
     st.valid = false;  // K/V rows are being overwritten: invalid until the pass succeeds
     DLOOP_RETURN_IF_ERROR(model_.run_pass(pass));
     ++stats_.passes;

@@ -315,10 +315,6 @@ base::Status CudaModel::enqueue(const CudaPass& p, int64_t n, int64_t n_out) {
   DLOOP_RETURN_IF_ERROR(kc::rms_norm_rows_f32(static_cast<const float*>(x_.p), static_cast<const int32_t*>(rows_.p),
                                               n_out, output_norm_, rows_x, c.n_embd, c.rms_eps, stream_));
   DLOOP_RETURN_IF_ERROR(gemm(rows_x, n_out, output_, logits));
-  if (p.choices != nullptr) {
-    DLOOP_RETURN_IF_ERROR(kc::choose_tokens(logits, n_out, c.n_vocab, p.exclude,
-                                            static_cast<kc::TokenChoice*>(choices_.p), stream_));
-  }
   return base::Status();
 }
 
@@ -342,8 +338,6 @@ base::Status CudaModel::launch_graph(const CudaPass& p, int64_t n, int64_t n_out
   key.hi = p.hi;
   key.kv_end = p.kv_end;
   key.n_out = n_out;
-  key.choices = p.choices != nullptr;
-  key.exclude = p.exclude;
   key.buffers = buffers_generation_;
   auto it = std::find_if(graph_cache_.begin(), graph_cache_.end(), [&](const Graph& g) { return g.key == key; });
   if (it == graph_cache_.end()) {
@@ -416,6 +410,16 @@ base::Status CudaModel::run_pass(const CudaPass& p) {
     DLOOP_RETURN_IF_ERROR(launch_graph(p, n, n_out));
   } else {
     DLOOP_RETURN_IF_ERROR(enqueue(p, n, n_out));
+  }
+  // The token choice runs after the (possibly replayed) pass: its parameters change every step.
+  if (n_out > 0 && p.choices != nullptr) {
+    kc::ChoiceParams params;
+    params.exclude = p.choice.exclude;
+    params.temperature = p.choice.temperature;
+    params.rng_state = p.choice.rng_state;
+    params.draws_per_row = p.choice.draws_per_row;
+    DLOOP_RETURN_IF_ERROR(kc::choose_tokens(static_cast<const float*>(logits_.p), n_out, c.n_vocab, params,
+                                            static_cast<kc::TokenChoice*>(choices_.p), stream_));
   }
   // Outputs: the logits, or 16 bytes of token choice per row.
   if (n_out > 0 && p.logits != nullptr) {

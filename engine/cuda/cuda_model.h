@@ -79,7 +79,7 @@ struct CudaPass {
   std::span<const int32_t> rows;  // canvas rows in [lo, hi)
   float* logits = nullptr;        // host, or null
   TokenChoice* choices = nullptr; // host, or null
-  int32_t exclude = -1;           // for choices
+  ChoiceOptions choice;            // for choices
 };
 
 class CudaModel final : public DeviceModel {
@@ -146,8 +146,6 @@ class CudaModel final : public DeviceModel {
   struct GraphKey {
     const float* k = nullptr;
     int64_t kv_capacity = 0, lo = 0, hi = 0, kv_end = 0, n_out = 0;
-    bool choices = false;
-    int32_t exclude = -1;
     uint64_t buffers = 0;
     bool operator==(const GraphKey&) const = default;
   };

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "dloop/engine/decoding.h"
+#include "dloop/engine/device.h"
 #include "position_choice.h"
 #include "rng.h"
 
@@ -27,6 +28,10 @@ class Run {
       const SpecialTokens& special, const StepObserver& observer)
       : model_(model), fwd_(forwarder), options_(options), special_(special), observer_(observer),
         chooser_(options, special.mask), rng_(options.seed) {
+    // On an accelerator the token choice runs where the logits are, unless it needs the whole
+    // distribution on the host (top-k/top-p filtering, CFG's mix of two passes).
+    device_ = dynamic_cast<DeviceForwarder*>(&forwarder);
+    if (options.top_k > 0 || options.top_p < 1.0 || options.cfg_scale > 0) device_ = nullptr;
     n_prompt_ = static_cast<int64_t>(prompt.size());
     canvas_.assign(prompt.begin(), prompt.end());
     canvas_.resize(prompt.size() + static_cast<size_t>(options.gen_length), special.mask);
@@ -43,7 +48,10 @@ class Run {
     return out;
   }
   base::Status predict(int64_t lo, int64_t hi, bool first_in_block, std::vector<Prediction>& out);
+  void rows_for(const std::vector<int64_t>& positions);
   base::Status logits_for(const std::vector<int64_t>& positions, const PassHint& hint);
+  base::Status device_predict(const std::vector<int64_t>& positions, const PassHint& hint,
+                              std::vector<Prediction>& out);
   void commit(const std::vector<Prediction>& preds, const std::vector<size_t>& chosen);
   bool answer_ended() const;
   std::vector<size_t> select_top(const std::vector<Prediction>& preds, size_t k) const;
@@ -52,6 +60,7 @@ class Run {
 
   const Model& model_;
   Forwarder& fwd_;
+  DeviceForwarder* device_ = nullptr;  // set: choices come from forward_choices()
   const DecodeOptions& options_;
   const SpecialTokens& special_;
   const StepObserver& observer_;
@@ -62,6 +71,7 @@ class Run {
   std::vector<float> logits_;     // [n_positions x n_vocab] for the current step
   std::vector<float> uncond_;     // [n_positions x n_vocab] CFG unconditional logits
   std::vector<int32_t> rows_;     // logits rows wanted (after shift)
+  std::vector<TokenChoice> choices_;  // device path: one per position
   int64_t steps_ = 0;
   int64_t passes_ = 0;
   bool stopped_ = false;
@@ -69,10 +79,14 @@ class Run {
   double sampling_ms_ = 0;
 };
 
-base::Status Run::logits_for(const std::vector<int64_t>& positions, const PassHint& hint) {
-  const int64_t V = model_.config().n_vocab;
+void Run::rows_for(const std::vector<int64_t>& positions) {
   rows_.clear();
   for (int64_t p : positions) rows_.push_back(static_cast<int32_t>(model_.config().shift_logits ? std::max<int64_t>(p - 1, 0) : p));
+}
+
+base::Status Run::logits_for(const std::vector<int64_t>& positions, const PassHint& hint) {
+  const int64_t V = model_.config().n_vocab;
+  rows_for(positions);
   logits_.resize(positions.size() * static_cast<size_t>(V));
   auto t0 = Clock::now();
   DLOOP_RETURN_IF_ERROR(fwd_.forward(canvas_, rows_, logits_.data(), hint, 0));
@@ -90,10 +104,51 @@ base::Status Run::logits_for(const std::vector<int64_t>& positions, const PassHi
   return base::Status();
 }
 
+// The same predictions as the host path, from 16 bytes a position: the random generator
+// advances by exactly the draws the host path would make (V Gumbel uniforms per position when
+// sampling, then the random algorithm's one), so a seed gives the same stream on either path.
+base::Status Run::device_predict(const std::vector<int64_t>& positions, const PassHint& hint,
+                                 std::vector<Prediction>& out) {
+  const int64_t V = model_.config().n_vocab;
+  const uint64_t gumbel = options_.temperature > 0 ? static_cast<uint64_t>(V) : 0;
+  const bool random = options_.algorithm == Algorithm::kRandom;
+  rows_for(positions);
+  choices_.resize(positions.size());
+  ChoiceOptions co;
+  co.exclude = special_.mask;
+  co.temperature = options_.temperature;
+  co.rng_state = rng_.state();
+  co.draws_per_row = static_cast<int64_t>(gumbel) + (random ? 1 : 0);
+  auto t0 = Clock::now();
+  DLOOP_RETURN_IF_ERROR(device_->forward_choices(canvas_, rows_, co, choices_.data(), hint, 0));
+  ++passes_;
+  forward_ms_ += ms_since(t0);
+  ++steps_;
+  t0 = Clock::now();
+  out.clear();
+  for (size_t i = 0; i < positions.size(); ++i) {
+    const TokenChoice& c = choices_[i];
+    detail::PositionChoice pc;
+    pc.token = c.token < 0 ? 0 : c.token;
+    rng_.skip(gumbel);
+    switch (options_.algorithm) {
+      case Algorithm::kRandom: pc.confidence = rng_.uniform(); break;
+      case Algorithm::kOrigin: break;
+      case Algorithm::kLowConfidence: pc.confidence = c.confidence; break;
+      case Algorithm::kTopkMargin: pc.confidence = c.margin; break;
+      case Algorithm::kEntropy: pc.confidence = -static_cast<double>(c.entropy); break;
+    }
+    out.push_back({positions[i], pc});
+  }
+  sampling_ms_ += ms_since(t0);
+  return base::Status();
+}
+
 base::Status Run::predict(int64_t lo, int64_t hi, bool first_in_block, std::vector<Prediction>& out) {
   std::vector<int64_t> positions = masked(lo, hi);
   // Rows before the block and (dual cache) after it keep their tokens until the next block.
   const PassHint hint{lo, hi < static_cast<int64_t>(canvas_.size()) ? hi : -1, first_in_block};
+  if (device_ != nullptr) return device_predict(positions, hint, out);
   DLOOP_RETURN_IF_ERROR(logits_for(positions, hint));
   ++steps_;
   auto t0 = Clock::now();

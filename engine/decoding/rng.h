@@ -18,6 +18,10 @@ class SplitMix64 {
   }
   // A float64 in [0, 1) from the top 53 bits.
   double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
+  // The generator is a counter: the k-th draw from state s is mix(s + k * gamma), so a device
+  // (or any other thread) can draw number k without the k - 1 before it.
+  uint64_t state() const { return state_; }
+  void skip(uint64_t n) { state_ += n * 0x9E3779B97F4A7C15ull; }
 
  private:
   uint64_t state_;

@@ -294,4 +294,21 @@ base::Result<std::vector<IndexedFile>> DocIndex::files() const {
   return out;
 }
 
+base::Json hits_to_json(const std::vector<SearchHit>& hits) {
+  base::Json out = base::Json::array();
+  for (const auto& h : hits) {
+    base::Json j = base::Json::object();
+    j.set("citation", h.path + ":" + std::to_string(h.start_line) + "-" + std::to_string(h.end_line));
+    j.set("path", h.path);
+    j.set("start_line", h.start_line);
+    j.set("end_line", h.end_line);
+    j.set("score", h.score);
+    j.set("best_line", h.best_line);
+    j.set("best_text", h.best_text);
+    j.set("text", h.text);
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
 }  // namespace dloop::memory

@@ -101,7 +101,8 @@ base::Result<Figures> measure(const CudaBenchOptions& o) {
   std::vector<int32_t> block;  // the block right after the prefix
   for (int64_t i = o.prefix; i < o.prefix + o.block; ++i) block.push_back(static_cast<int32_t>(i));
   std::vector<engine::TokenChoice> choices(block.size());
-  const int32_t mask = static_cast<int32_t>(c.n_vocab - 1);
+  engine::ChoiceOptions mask;  // greedy, the last id standing in for the mask token
+  mask.exclude = static_cast<int32_t>(c.n_vocab - 1);
 
   std::fprintf(stderr, "bench cuda: no-cache steps over %lld positions...\n", static_cast<long long>(o.canvas));
   auto plain = dev->make_forwarder(engine::CacheMode::kNone);

@@ -117,19 +117,7 @@ int run_search(const std::vector<std::string>& args) {
   auto hits = (*index)->search(parsed->positional()[0], static_cast<int>(*k));
   if (!hits.ok()) return fail("search", hits.status());
   if (parsed->has("json")) {
-    Json results = Json::array();
-    for (const auto& h : *hits) {
-      Json j = Json::object();
-      j.set("citation", h.path + ":" + std::to_string(h.start_line) + "-" + std::to_string(h.end_line));
-      j.set("path", h.path);
-      j.set("start_line", h.start_line);
-      j.set("end_line", h.end_line);
-      j.set("score", h.score);
-      j.set("best_line", h.best_line);
-      j.set("best_text", h.best_text);
-      j.set("text", h.text);
-      results.push_back(std::move(j));
-    }
+    Json results = memory::hits_to_json(*hits);
     std::printf("%s\n", Json::object({{"results", std::move(results)}}).dump(Json::Style::kPretty).c_str());
     return kExitOk;
   }

@@ -12,6 +12,7 @@
 #include "dloop/runtime/driver.h"
 #include "dloop/tools/builtins.h"
 #include "dloop/workflows/load.h"
+#include "model_path.h"
 
 namespace dloop::cli {
 
@@ -28,6 +29,8 @@ int cmd_resume(const std::vector<std::string>& args) {
               "The workflow file must be unchanged since the run started. Exit status as 'dloop run'.");
   p.flag({"db", "PATH", "state database", false, "$DLOOP_DB or ./dloop.db"})
       .flag({"model", "FILE", "GGUF model for agent steps that still have to run", false, "the workflow's model"})
+      .flag({"device", "DEV", "where the model's forward passes run: cpu, or cuda (a CUDA build with a GPU)", false,
+             "the workflow's device:, else cpu"})
       .flag({"workspace", "DIR", "root of file tools and tool processes", false, "the current directory"})
       .flag({"json-events", "", "print each event as one JSON line on stderr as it is committed"});
   auto parsed = p.parse(args, 1, 1);
@@ -72,6 +75,12 @@ int cmd_resume(const std::vector<std::string>& args) {
   auto shared_wf = std::make_shared<const workflows::Workflow>(std::move(wf).value());
   auto model = model_for(*shared_wf, a, run->workflow_path);
   if (!model.ok()) return usage(model.status().message());
+  auto device = resolve_device(a.get("device"), shared_wf->device);
+  if (!device.ok()) {
+    if (device.status().code() == base::Code::kInvalidArgument) return usage(device.status().message());
+    std::fprintf(stderr, "dloop resume: %s\n", device.status().message().c_str());
+    return kExitFailed;
+  }
 
   runtime::RunRequest r;
   r.workflow = shared_wf;
@@ -87,6 +96,7 @@ int cmd_resume(const std::vector<std::string>& args) {
   runtime::DriverOptions opts;
   opts.store = std::shared_ptr<memory::Store>(std::move(store).value());
   opts.model_path = *model;
+  opts.device = *device;
   runtime::DriverResult result = runtime::run_workflows(std::move(requests), opts);
   return report_runs(result, db_path, "resume");
 }

@@ -31,6 +31,8 @@ ArgParser run_parser() {
       .flag({"db", "PATH", "state database", false, "$DLOOP_DB or ./dloop.db"})
       .flag({"model", "FILE", "GGUF model for agent steps (overrides the workflow's model:)", false,
              "the workflow's model"})
+      .flag({"device", "DEV", "where the model's forward passes run: cpu, or cuda (a CUDA build with a GPU)", false,
+             "the workflow's device:, else cpu"})
       .flag({"workspace", "DIR", "root of file tools and tool processes", false, "the current directory"})
       .flag({"json-events", "", "print each event as one JSON line on stderr as it is committed"});
   return p;
@@ -158,6 +160,12 @@ int cmd_run(const std::vector<std::string>& args) {
   const std::string abs_flow = std::filesystem::absolute(flow).lexically_normal().string();
   auto model = model_for(*wf, a, flow);
   if (!model.ok()) return usage(model.status().message());
+  auto device = resolve_device(a.get("device"), wf->device);
+  if (!device.ok()) {
+    if (device.status().code() == base::Code::kInvalidArgument) return usage(device.status().message());
+    std::fprintf(stderr, "dloop run: %s\n", device.status().message().c_str());
+    return kExitFailed;
+  }
   auto parallel = a.get_int("parallel", 1, 1, 1024);
   if (!parallel.ok()) return usage(parallel.status().message());
 
@@ -187,6 +195,7 @@ int cmd_run(const std::vector<std::string>& args) {
   runtime::DriverOptions opts;
   opts.store = std::shared_ptr<memory::Store>(std::move(store).value());
   opts.model_path = *model;
+  opts.device = *device;
   opts.parallel = static_cast<int>(*parallel);
   runtime::DriverResult result = runtime::run_workflows(std::move(requests), opts);
   return report_runs(result, db_path, "run");

@@ -25,6 +25,8 @@ ArgParser serve_parser() {
   p.flag({"host", "ADDR", "address to listen on", false, "127.0.0.1"})
       .flag({"port", "N", "TCP port; 0 picks a free one (printed on stderr)", false, "8080"})
       .flag({"model", "FILE", "GGUF model to serve", false, "the bundled model"})
+      .flag({"device", "DEV", "where the model's forward passes run: cpu, or cuda (a CUDA build with a GPU)", false,
+             "cpu"})
       .flag({"model-id", "ID", "the model id clients send", false, "the model file's stem"})
       .flag({"api-key", "KEY", "require 'Authorization: Bearer KEY' on /v1/* and /metrics", false, "$DLOOP_API_KEY"})
       .flag({"db", "PATH", "state database of the runs API", false, "$DLOOP_DB or ./dloop.db"})
@@ -97,6 +99,13 @@ int cmd_serve(const std::vector<std::string>& args) {
   auto model = resolve_model_path(a.get("model").value_or("default"));
   if (!model.ok()) return usage(model.status().message());
   o.model_path = *model;
+  auto device = resolve_device(a.get("device"), "cpu");
+  if (!device.ok()) {
+    if (device.status().code() == base::Code::kInvalidArgument) return usage(device.status().message());
+    std::fprintf(stderr, "dloop serve: %s\n", device.status().message().c_str());
+    return kExitFailed;
+  }
+  o.device = *device;
   o.model_id = a.get("model-id").value_or("");
   o.db_path = a.get("db").value_or(memory::default_db_path());
   o.workspace = a.get("workspace").value_or(".");

@@ -38,3 +38,17 @@ base::Result<std::string> resolve_model_path(const std::string& spec) {
 }
 
 }  // namespace dloop::cli
+
+namespace dloop::cli {
+
+base::Result<engine::Device> resolve_device(const std::optional<std::string>& flag, const std::string& fallback) {
+  const std::string name = flag.value_or(fallback);
+  const auto device = engine::parse_device(name);
+  if (!device) return base::invalid_argument("--device: unknown device '" + name + "' (cpu or cuda)");
+  if (*device == engine::Device::kCuda && !engine::device_backend_available(*device)) {
+    return base::unavailable("--device cuda: this build has no CUDA backend");
+  }
+  return *device;
+}
+
+}  // namespace dloop::cli

@@ -17,20 +17,7 @@ class IndexSearch final : public tools::DocSearch {
     if (path.empty() || path == ":memory:") return base::not_found("no state database file holds a document index");
     DLOOP_ASSIGN_OR_RETURN(auto index, memory::DocIndex::open(path));
     DLOOP_ASSIGN_OR_RETURN(auto hits, index->search(query, k));
-    Json out = Json::array();
-    for (const auto& h : hits) {
-      Json j = Json::object();
-      j.set("citation", h.path + ":" + std::to_string(h.start_line) + "-" + std::to_string(h.end_line));
-      j.set("path", h.path);
-      j.set("start_line", h.start_line);
-      j.set("end_line", h.end_line);
-      j.set("score", h.score);
-      j.set("best_line", h.best_line);
-      j.set("best_text", h.best_text);
-      j.set("text", h.text);
-      out.push_back(std::move(j));
-    }
-    return out;
+    return memory::hits_to_json(hits);
   }
 
  private:

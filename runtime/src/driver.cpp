@@ -52,7 +52,7 @@ DriverResult run_workflows(std::vector<RunRequest> requests, const DriverOptions
   if (options.engine) {
     shared->services.engine = options.engine;
   } else if (!options.model_path.empty()) {
-    shared->services.engine = std::make_shared<EngineBridge>(options.model_path);
+    shared->services.engine = std::make_shared<EngineBridge>(options.model_path, 0, options.device);
   }
 
   const size_t workers = std::min(shared->requests.size(), static_cast<size_t>(std::max(1, options.parallel)));

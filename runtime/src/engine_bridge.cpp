@@ -15,7 +15,8 @@ struct EngineBridge::Pending {
   std::optional<base::Result<engine::ToolCallResult>> result;  // set on the engine thread
 };
 
-EngineBridge::EngineBridge(std::string model_path, int threads) : model_path_(std::move(model_path)), threads_(threads) {}
+EngineBridge::EngineBridge(std::string model_path, int threads, engine::Device device)
+    : model_path_(std::move(model_path)), threads_(threads), device_(device) {}
 
 EngineBridge::EngineBridge(Backend backend) : model_path_("(test backend)"), backend_(std::move(backend)) {}
 
@@ -27,6 +28,7 @@ bool EngineBridge::open_engine() {
     engine::EngineOptions options;
     options.model_path = model_path_;
     options.threads = threads_;
+    options.device = device_;
     auto opened = engine::Engine::open(options);
     if (opened.ok()) {
       engine_ = std::move(opened).value();

@@ -19,6 +19,7 @@
 #include "dloop/engine/forwarder.h"
 #include "dloop/engine/random_model.h"
 #include "dloop/engine/tokenizer.h"
+#include "dloop/kernels/cuda/kernels.h"
 
 namespace dloop::engine {
 namespace {
@@ -199,7 +200,9 @@ TEST(CudaForward, DeviceChoicesMatchTheCpuLogits) {
   auto fwd = l.device->make_forwarder(CacheMode::kNone);
   std::vector<TokenChoice> got(rows.size());
   const int32_t exclude = 5;
-  ASSERT_STATUS_OK(fwd->forward_choices(tokens, rows, exclude, got.data(), PassHint{}));
+  ChoiceOptions greedy;
+  greedy.exclude = exclude;
+  ASSERT_STATUS_OK(fwd->forward_choices(tokens, rows, greedy, got.data(), PassHint{}));
   for (size_t r = 0; r < rows.size(); ++r) {
     const float* x = logits.data() + r * static_cast<size_t>(V);
     int32_t best = exclude == 0 ? 1 : 0;
@@ -259,6 +262,79 @@ TEST(CudaForward, GreedyGenerationsAreIdenticalForF32Weights) {
     ASSERT_TRUE(got.ok()) << got.status().to_string();
     EXPECT_EQ(got->answer, want->answer);
     EXPECT_EQ(got->steps, want->steps);
+  }
+}
+
+// The device's float64 Gumbel-max step against the host reference on the same logits: the same
+// tokens (the uniforms come by counter from the same SplitMix64 state), probabilities to 1e-6.
+TEST(CudaForward, SampledDeviceChoicesMatchTheHostReference) {
+  DLOOP_SKIP_WITHOUT_GPU();
+  for (int64_t vocab : {7, 4096, 126464}) {
+    const int64_t rows = 5;
+    std::mt19937_64 rng(static_cast<uint64_t>(vocab));
+    std::normal_distribution<float> normal(0.0f, 3.0f);
+    std::vector<float> logits(static_cast<size_t>(rows * vocab));
+    for (auto& x : logits) x = normal(rng);
+    for (double temperature : {0.0, 0.7, 1.5}) {
+      ChoiceOptions o;
+      o.exclude = 3;
+      o.temperature = temperature;
+      o.rng_state = 0x1234567890abcdefull + static_cast<uint64_t>(vocab);
+      o.draws_per_row = vocab + 1;
+      std::vector<TokenChoice> want(static_cast<size_t>(rows));
+      reference_choices(logits.data(), rows, vocab, o, want.data());
+      kernels::cuda::ChoiceParams params;
+      params.exclude = o.exclude;
+      params.temperature = o.temperature;
+      params.rng_state = o.rng_state;
+      params.draws_per_row = o.draws_per_row;
+      kernels::cuda::test::DeviceVec<float> dl(logits);
+      kernels::cuda::test::DeviceVec<kernels::cuda::TokenChoice> out(static_cast<size_t>(rows));
+      ASSERT_STATUS_OK(kernels::cuda::choose_tokens(dl.get(), rows, vocab, params, out.get(), nullptr));
+      const auto got = out.download();
+      for (int64_t r = 0; r < rows; ++r) {
+        SCOPED_TRACE("vocab " + std::to_string(vocab) + " T " + std::to_string(temperature) + " row " +
+                     std::to_string(r));
+        EXPECT_EQ(got[r].token, want[r].token);
+        EXPECT_NEAR(got[r].confidence, want[r].confidence, 1e-6);
+        EXPECT_NEAR(got[r].margin, want[r].margin, 1e-6);
+        EXPECT_NEAR(got[r].entropy, want[r].entropy, 1e-5 * std::max(1.0f, want[r].entropy));
+      }
+    }
+  }
+}
+
+// Sampling and every confidence algorithm with the choice on the device: the answers are the
+// CPU decoder's for f32 weights (same seed, same draws).
+TEST(CudaForward, SampledGenerationsAreIdenticalForF32Weights) {
+  DLOOP_SKIP_WITHOUT_GPU();
+  kernels::ThreadPool pool(2);
+  Loaded& l = load(kModels + "llada-f32.gguf");
+  ASSERT_TRUE(l.device);
+  auto tok = Tokenizer::from_gguf(l.model->file());
+  ASSERT_TRUE(tok.ok()) << tok.status().to_string();
+  SpecialTokens special{tok->mask_id(), tok->eos_id(), {tok->eos_id()}};
+  auto prompt = random_tokens(20, l.model->config().n_vocab, 41);
+  for (auto& t : prompt) if (t == special.mask) t = 0;
+  for (Algorithm a : {Algorithm::kLowConfidence, Algorithm::kRandom, Algorithm::kTopkMargin, Algorithm::kEntropy}) {
+    SCOPED_TRACE(algorithm_name(a));
+    DecodeOptions o;
+    o.gen_length = 32;
+    o.steps = 16;
+    o.block_length = 16;
+    o.eos_stop = false;
+    o.temperature = 0.8;
+    o.seed = 77;
+    o.algorithm = a;
+    if (a == Algorithm::kTopkMargin || a == Algorithm::kEntropy) o.schedule = Schedule::kEps;
+    ForwardState fs;
+    DirectForwarder cpu(*l.model, pool, fs);
+    auto gpu = l.device->make_forwarder(CacheMode::kNone);
+    auto want = decode(*l.model, cpu, prompt, o, special);
+    auto got = decode(*l.model, *gpu, prompt, o, special);
+    ASSERT_TRUE(want.ok()) << want.status().to_string();
+    ASSERT_TRUE(got.ok()) << got.status().to_string();
+    EXPECT_EQ(got->answer, want->answer);
   }
 }
 

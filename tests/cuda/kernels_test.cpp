@@ -262,7 +262,9 @@ TEST(CudaKernels, ChooseTokensMatchesTheSoftmaxReference) {
     const int32_t exclude = static_cast<int32_t>(vocab - 1);  // the "mask" token: row 1's best
     DeviceVec<float> dl(logits);
     DeviceVec<TokenChoice> out(static_cast<size_t>(rows));
-    ASSERT_STATUS_OK(choose_tokens(dl.get(), rows, vocab, exclude, out.get(), nullptr));
+    ChoiceParams greedy;
+    greedy.exclude = exclude;
+    ASSERT_STATUS_OK(choose_tokens(dl.get(), rows, vocab, greedy, out.get(), nullptr));
     const auto got = out.download();
     for (int64_t r = 0; r < rows; ++r) {
       const TokenChoice want = reference_choice(logits.data() + r * vocab, vocab, exclude);

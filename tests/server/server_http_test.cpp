@@ -4,6 +4,7 @@
 // the runs API with a workflow that needs no model (start, read, SSE events, cancel, errors).
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <thread>
@@ -237,6 +238,48 @@ TEST(ServerHttp, ChatCompletionAndStreamShapes) {
   EXPECT_GT(diffusion, 0);
   EXPECT_NE(s.body.find("event: diffusion"), std::string::npos);
   EXPECT_TRUE(finish_seen == "stop" || finish_seen == "length");
+}
+
+// With --max-concurrent 1, a completion that arrives while another is generating gets 429 with
+// Retry-After and the OpenAI error shape, is counted in the rejected-requests metric, and the
+// first completion still finishes.
+TEST(ServerHttp, ConcurrencyCapAnswers429) {
+  ServerOptions o = test_options("cap");
+  o.max_generations = 1;
+  ServerFixture f(std::move(o));
+  ASSERT_TRUE(f.ok());
+  const std::string long_request =
+      R"({"model":"tiny","messages":[{"role":"user","content":"write a lot"}],"max_completion_tokens":224,
+          "reasoning_effort":"high","seed":3})";
+  bool rejected = false;
+  for (int attempt = 0; attempt < 5 && !rejected; ++attempt) {
+    std::atomic<bool> done{false};
+    test::HttpReply first;
+    std::thread t([&] {
+      test::HttpClient a("127.0.0.1", f.port());
+      first = a.request("POST", "/v1/chat/completions", long_request);
+      done = true;
+    });
+    test::HttpClient c("127.0.0.1", f.port());
+    bool active = false;
+    while (!done && !active) {  // until the first completion is in flight
+      active = c.request("GET", "/metrics").body.find("\ndloop_active_generations 1") != std::string::npos;
+    }
+    if (active) {
+      auto second = c.request("POST", "/v1/chat/completions",
+                              R"({"model":"tiny","messages":[{"role":"user","content":"hi"}],"max_completion_tokens":8})");
+      if (!done || second.status == 429) {  // still in flight when the second arrived: it must be refused
+        expect_error(second, 429, "rate_limit_exceeded");
+        EXPECT_EQ(second.header("Retry-After"), "1");
+        rejected = true;
+      }
+    }
+    t.join();
+    EXPECT_EQ(first.status, 200) << first.body;
+  }
+  ASSERT_TRUE(rejected) << "the first completion never stayed in flight long enough to be observed";
+  test::HttpClient c("127.0.0.1", f.port());
+  EXPECT_NE(c.request("GET", "/metrics").body.find("dloop_rejected_requests_total{reason="), std::string::npos);
 }
 
 TEST(ServerHttp, ApiKeyIsRequiredWhenSet) {

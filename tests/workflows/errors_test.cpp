@@ -54,6 +54,12 @@ TEST(Errors, DocumentShape) {
   expect_one("name: !custom t\nsteps: [{id: a, set: {x: 1}}]\n", "1:7: unsupported YAML tag '!custom' (tags are not used in workflow files)");
 }
 
+TEST(Errors, DeviceIsCpuOrCuda) {
+  expect_one("name: t\ndevice: gpu\nsteps: [{id: a, set: {x: 1}}]\n", "2:9: 'device' must be cpu or cuda, got 'gpu'");
+  expect_one("name: t\ndevice: [cuda]\nsteps: [{id: a, set: {x: 1}}]\n", "2:9: 'device' must be a string, got a list");
+  EXPECT_TRUE(problems("name: t\ndevice: cuda\nsteps: [{id: a, set: {x: 1}}]\n").empty());
+}
+
 TEST(Errors, HostileYamlIsAnErrorNotACrash) {
   auto cycle = problems("name: t\nsteps: &a [*a]\n");
   ASSERT_FALSE(cycle.empty());

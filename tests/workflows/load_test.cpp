@@ -180,6 +180,7 @@ TEST(Load, LoopsValuesEvaluate) {
 TEST(Load, MinimalDefaults) {
   Workflow w = load_ok("minimal.yaml");
   EXPECT_EQ(w.model, "default");
+  EXPECT_EQ(w.device, "cpu");
   ASSERT_EQ(w.steps.size(), 1u);
   const auto& a = std::get<AgentStep>(w.steps[0].kind);
   EXPECT_FALSE(a.tools.has_value());  // every declared tool

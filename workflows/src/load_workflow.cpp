@@ -14,7 +14,7 @@
 namespace dloop::workflows::detail {
 namespace {
 
-const std::vector<std::string> kTopKeys = {"name", "description", "model", "env", "inputs", "tools", "steps", "outputs"};
+const std::vector<std::string> kTopKeys = {"name", "description", "model", "device", "env", "inputs", "tools", "steps", "outputs"};
 const std::vector<std::string> kInputKeys = {"type", "description", "required", "default", "enum"};
 const std::vector<std::string> kInputTypes = {"string", "integer", "number", "boolean", "object", "array"};
 
@@ -66,6 +66,15 @@ void Loader::load_top(const YNode& root) {
   }
   if (auto s = read_string(find(root, "description"), "description")) workflow_.description = *s;
   if (auto s = read_string(find(root, "model"), "model")) workflow_.model = *s;
+  if (const YNode* n = find(root, "device")) {
+    if (auto s = read_string(n, "device")) {
+      if (*s == "cpu" || *s == "cuda") {
+        workflow_.device = *s;
+      } else {
+        issues_.error(n->location, "'device' must be cpu or cuda, got '" + *s + "'");
+      }
+    }
+  }
   scope_.steps_allowed = false;
   scope_dirty_ = true;
   if (const YNode* n = find(root, "env")) load_env(*n);

@@ -41,10 +41,17 @@ Model::Model(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Model::~Model() = default;
 const std::string& Model::path() const { return impl_->path; }
 
-std::unique_ptr<Model> Model::open(const std::string& gguf_path, std::string* error, int threads) {
+std::unique_ptr<Model> Model::open(const std::string& gguf_path, std::string* error, int threads,
+                                   const std::string& device) {
   engine::EngineOptions o;
   o.model_path = gguf_path;
   o.threads = threads;
+  const auto dev = engine::parse_device(device);
+  if (!dev) {
+    if (error) *error = "unknown device '" + device + "' (cpu or cuda)";
+    return nullptr;
+  }
+  o.device = *dev;
   auto e = engine::Engine::open(o);
   if (!e.ok()) {
     if (error) *error = e.status().message();
@@ -210,7 +217,9 @@ RunResult run_workflow(const RunOptions& options) {
     services.engine = std::make_shared<runtime::EngineBridge>(
         [eng](const engine::ToolCallRequest& r) { return eng->tool_call(r); });
   } else if (!options.model_path.empty()) {
-    services.engine = std::make_shared<runtime::EngineBridge>(options.model_path);
+    // The workflow's `device:` (validated by the loader: cpu or cuda).
+    const auto device = engine::parse_device(rr.workflow->device).value_or(engine::Device::kCpu);
+    services.engine = std::make_shared<runtime::EngineBridge>(options.model_path, 0, device);
   }
   runtime::RunOutcome outcome;
   bool aborted = false;

@@ -379,6 +379,7 @@ base::Result<std::unique_ptr<Server>> Server::start(ServerOptions options) {
   engine::EngineOptions eo;
   eo.model_path = o.model_path;
   eo.threads = o.engine_threads;
+  eo.device = o.device;
   auto opened = engine::Engine::open(eo);
   if (!opened.ok()) return opened.status();
   impl->engine = std::shared_ptr<engine::Engine>(std::move(opened).value());

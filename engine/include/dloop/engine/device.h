@@ -27,20 +27,37 @@ const char* device_name(Device device);
 
 // What the decoding step needs of one masked position, computed where the logits are.
 struct TokenChoice {
-  int32_t token = -1;      // argmax of the logits (lowest id on ties), never the excluded id
+  int32_t token = -1;      // the chosen token (see ChoiceOptions), never the excluded id
   float confidence = 0;    // its softmax probability
-  float margin = 0;        // minus the runner-up's
+  float margin = 0;        // the highest softmax probability minus the second highest
   float entropy = 0;       // of the softmax, in nats
 };
+
+// How forward_choices() chooses. temperature 0: the argmax (lowest id on ties). temperature > 0:
+// float64 Gumbel-max as the CPU decoder (SPEC.md "Token choice"): score = logit / T - log(-log u),
+// where row r (0-based, in the order of `rows`) and token v take the uniform of the
+// (r * draws_per_row + v + 1)-th draw of a SplitMix64 generator whose state is rng_state; the
+// caller advances its own generator by rows * draws_per_row afterwards.
+struct ChoiceOptions {
+  int32_t exclude = -1;        // a token never chosen and left out of the softmax (the mask id), or -1
+  double temperature = 0;
+  uint64_t rng_state = 0;
+  int64_t draws_per_row = 0;   // >= n_vocab when temperature > 0
+};
+
+// The host reference of the device's choice (what the GPU kernel is tested against), for rows of
+// logits [n_rows x n_vocab]: out[r] for each row. Sums in double.
+void reference_choices(const float* logits, int64_t n_rows, int64_t n_vocab, const ChoiceOptions& options,
+                       TokenChoice* out);
 
 // A Forwarder on an accelerator. Cache modes as CachedForwarder's (forwarder.h), with the K/V
 // kept in device memory; prompt reuse across requests is a CPU-path feature.
 class DeviceForwarder : public Forwarder {
  public:
-  // As forward(), but only the per-row greedy choice returns to the host (16 bytes a row).
-  // `exclude` is a token never chosen (the mask id) or -1.
+  // As forward(), but only the per-row choice returns to the host (16 bytes a row). The decoder
+  // (decoding.h) uses it instead of forward() when no top-k/top-p filtering or CFG is asked for.
   virtual base::Status forward_choices(std::span<const int32_t> canvas, std::span<const int32_t> rows,
-                                       int32_t exclude, TokenChoice* out, const PassHint& hint,
+                                       const ChoiceOptions& choice, TokenChoice* out, const PassHint& hint,
                                        int stream = 0) = 0;
 };
 

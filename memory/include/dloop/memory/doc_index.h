@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "dloop/base/json.h"
 #include "dloop/base/status.h"
 
 namespace dloop::memory {
@@ -55,6 +56,10 @@ struct SearchHit {
   int best_line = 0;       // the line of the chunk with the most query words
   std::string best_text;   // that line
 };
+
+// The JSON array `dloop index search --json` prints and the `retrieve` tool returns: per hit
+// citation ("path:start-end"), path, start_line, end_line, score, best_line, best_text, text.
+base::Json hits_to_json(const std::vector<SearchHit>& hits);
 
 struct IndexedFile {
   std::string path;

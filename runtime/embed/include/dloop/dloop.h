@@ -72,7 +72,10 @@ struct ToolCallResult {
 class Model {
  public:
   // Maps and validates the GGUF file. nullptr on failure with *error set (when error is given).
-  static std::unique_ptr<Model> open(const std::string& gguf_path, std::string* error = nullptr, int threads = 0);
+  // device: "cpu", or "cuda" (the passes run on the GPU; docs/cuda.md): errors name an unknown
+  // device, a build without the CUDA backend, or a machine without a GPU.
+  static std::unique_ptr<Model> open(const std::string& gguf_path, std::string* error = nullptr, int threads = 0,
+                                     const std::string& device = "cpu");
   ~Model();
   Model(const Model&) = delete;
   Model& operator=(const Model&) = delete;

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "dloop/engine/device.h"
 #include "dloop/memory/store.h"
 #include "dloop/runtime/executor.h"
 
@@ -18,6 +19,7 @@ namespace dloop::runtime {
 struct DriverOptions {
   std::shared_ptr<memory::Store> store;
   std::string model_path;  // "" = no engine (agent steps fail with model_error)
+  engine::Device device = engine::Device::kCpu;  // where model_path's passes run
   std::shared_ptr<EngineBridge> engine;  // used instead of model_path when set (tests)
   int parallel = 1;        // runs at once
   int blocking_threads = 4;

@@ -22,8 +22,9 @@ namespace dloop::runtime {
 
 class EngineBridge {
  public:
-  // `model_path` is opened lazily, on the engine thread, by the first request.
-  explicit EngineBridge(std::string model_path, int threads = 0);
+  // `model_path` is opened lazily, on the engine thread, by the first request, on `device`
+  // (engine/device.h: kCuda uploads the weights to the GPU; errors then fail that request).
+  explicit EngineBridge(std::string model_path, int threads = 0, engine::Device device = engine::Device::kCpu);
   // A seam for tests: every request goes to `backend` (on the engine thread) instead of a model.
   using Backend = std::function<base::Result<engine::ToolCallResult>(const engine::ToolCallRequest&)>;
   explicit EngineBridge(Backend backend);
@@ -43,6 +44,7 @@ class EngineBridge {
 
   std::string model_path_;
   int threads_ = 0;
+  engine::Device device_ = engine::Device::kCpu;
   Backend backend_;
   boost::asio::thread_pool thread_{1};
   std::unique_ptr<engine::Engine> engine_;  // touched only on thread_

@@ -180,6 +180,7 @@ struct Workflow {
   std::string name;
   std::string description;
   std::string model = "default";  // "default" (the bundled model) or a GGUF path
+  std::string device = "cpu";     // "cpu" or "cuda": where the model's forward passes run
   std::string source;             // the file name given to the loader
   std::vector<InputSpec> inputs;
   std::vector<std::string> env;   // environment variables expressions may read as env.NAME

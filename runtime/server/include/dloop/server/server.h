@@ -16,6 +16,7 @@
 #include <string>
 
 #include "dloop/base/status.h"
+#include "dloop/engine/device.h"
 
 namespace dloop::server {
 
@@ -36,6 +37,7 @@ struct ServerOptions {
   int max_connections = 512;            // past it: 503 and close
   std::chrono::seconds shutdown_grace{30};  // SIGTERM: time for completions and runs to finish
   int engine_threads = 0;               // 0 = one per physical core
+  engine::Device device = engine::Device::kCpu;  // where the model's passes run (docs/cuda.md)
   bool handle_signals = true;           // SIGINT/SIGTERM start a graceful shutdown
 };
 

@@ -62,14 +62,23 @@ base::Status dequantize(uint32_t ggml_type, const void* src, int64_t rows, int64
 
 // The decoding step on the device: what a masked position needs, in 16 bytes.
 struct TokenChoice {
-  int32_t token;     // argmax of the logits (lowest id on ties), `exclude` never chosen
+  int32_t token;     // the chosen token, `exclude` never chosen
   float confidence;  // softmax probability of `token`
-  float margin;      // its probability minus the second highest
+  float margin;      // the highest probability minus the second highest
   float entropy;     // -sum p ln p over the vocabulary, in nats
 };
-// out[r] for each of n_rows rows of logits [n_rows x n_vocab]. exclude: a token id never chosen
-// and left out of the softmax (the mask token), or -1. Sums in double.
-base::Status choose_tokens(const float* logits, int64_t n_rows, int64_t n_vocab, int32_t exclude,
+// How the token is chosen. temperature 0: argmax, lowest id on ties. temperature > 0: float64
+// Gumbel-max, score = logit / T - log(-log u) with u the (r * draws_per_row + v + 1)-th draw of
+// a SplitMix64 generator in state rng_state for row r and token v (engine/decoding/rng.h); a u
+// of 0 counts as 2^-53.
+struct ChoiceParams {
+  int32_t exclude = -1;  // a token id never chosen and left out of the softmax (the mask), or -1
+  double temperature = 0;
+  uint64_t rng_state = 0;
+  int64_t draws_per_row = 0;
+};
+// out[r] for each of n_rows rows of logits [n_rows x n_vocab]. Sums in double.
+base::Status choose_tokens(const float* logits, int64_t n_rows, int64_t n_vocab, const ChoiceParams& params,
                            TokenChoice* out, cudaStream_t stream);
 
 // Device count, 0 when the driver reports none or no driver is installed (never an error).
