@@ -20,6 +20,7 @@ class Config:
     rope_theta: float = 10000.0
     eps: float = 1e-5
     max_len: int = 1024
+    tie: bool = False  # output projection shares the embedding matrix (exported as two equal tensors)
 
     def to_dict(self):
         return asdict(self)
@@ -100,6 +101,8 @@ class LLaDA(nn.Module):
         for b in self.blocks:
             nn.init.normal_(b.o.weight, std=0.02 / (2 * c.layers) ** 0.5)
             nn.init.normal_(b.down.weight, std=0.02 / (2 * c.layers) ** 0.5)
+        if c.tie:
+            self.out.weight = self.embed.weight
 
     @staticmethod
     def _init(m):

@@ -76,8 +76,9 @@ def collate(examples, ids):
     return tokens, plen, tlen
 
 
-def diffusion_loss(model, tokens, plen, tlen, resp_len, gen, eps=1e-3):
-    """LLaDA SFT loss and the plain mean CE over masked tokens."""
+def diffusion_loss(model, tokens, plen, tlen, resp_len, gen, eps=1e-3, weighting="inv_t"):
+    """LLaDA SFT loss (weighting inv_t) or the plain mean CE over masked tokens (weighting mean), and the
+    plain mean CE."""
     B, L = tokens.shape
     t = (torch.rand(1, generator=gen) + torch.arange(B) / B) % 1.0
     p = (1 - eps) * t + eps
@@ -88,8 +89,11 @@ def diffusion_loss(model, tokens, plen, tlen, resp_len, gen, eps=1e-3):
     h = model.hidden(noisy, tlen)
     logits = model.out(h[masked])
     ce = F.cross_entropy(logits, tokens[masked], reduction="none")
-    w = (1.0 / p)[:, None].expand(B, L)[masked]
-    loss = (ce * w).sum() / (resp_len * B)
+    if weighting == "mean":
+        loss = ce.mean()
+    else:
+        w = (1.0 / p)[:, None].expand(B, L)[masked]
+        loss = (ce * w).sum() / (resp_len * B)
     return loss, ce.mean().detach(), int(masked.sum())
 
 
@@ -125,6 +129,9 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--no-bf16", dest="bf16", action="store_false",
                     help="matrix products in float32 (default: bfloat16 autocast, weights and optimizer in float32)")
+    ap.add_argument("--tie", action="store_true", help="tie the output projection to the embedding")
+    ap.add_argument("--loss", choices=["inv_t", "mean"], default="inv_t",
+                    help="inv_t: LLaDA's sum of CE / t per answer token; mean: the mean CE over masked tokens")
     ap.add_argument("--max-steps", type=int, default=0, help="stop after this many steps (0: time budget only)")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
@@ -132,7 +139,7 @@ def main():
     os.makedirs(args.work, exist_ok=True)
     tok = Tokenizer.load(args.tokenizer)
     examples = load_examples(args, tok)
-    cfg = Config(vocab=len(tok.tokens), dim=args.dim, layers=args.layers, heads=args.heads, ffn=args.ffn)
+    cfg = Config(vocab=len(tok.tokens), dim=args.dim, layers=args.layers, heads=args.heads, ffn=args.ffn, tie=args.tie)
     model = LLaDA(cfg)
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, betas=(0.9, 0.95), weight_decay=0.01)
     ckpt = os.path.join(args.work, "ckpt.pt")
@@ -178,7 +185,7 @@ def main():
             g["lr"] = lr
         t0 = time.time()
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=args.bf16):
-            loss, ce, _ = diffusion_loss(model, tokens, plen, tlen, args.resp_len, gen)
+            loss, ce, _ = diffusion_loss(model, tokens, plen, tlen, args.resp_len, gen, weighting=args.loss)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -198,7 +205,7 @@ def main():
     save(ckpt, model, opt, state)
     if stop:
         print("stopped by a signal at step %d; run again to resume" % state["step"], flush=True)
-        return
+        sys.exit(3)  # not finished: make_model.sh stops here instead of exporting
     torch.save({"model": model.state_dict(), "config": cfg.to_dict(), "state": state},
                os.path.join(args.work, "final.pt"))
     print("done: step %d, %.1f min" % (state["step"], state["elapsed"] / 60), flush=True)
