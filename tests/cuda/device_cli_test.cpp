@@ -59,7 +59,9 @@ TEST(DeviceCli, RunAndServeTakeTheDevice) {
   EXPECT_NE(serve.err.find("--device: unknown device 'tpu'"), std::string::npos) << serve.err;
   auto cuda = dloop_cmd("run " + flow + db);  // the workflow's device: cuda
 #if DLOOP_TEST_HAVE_CUDA
-  if (cuda.code == 1) EXPECT_NE((cuda.out + cuda.err).find("no CUDA device found"), std::string::npos) << cuda.err;
+  if (cuda.code == 1) {
+    EXPECT_NE((cuda.out + cuda.err).find("no CUDA device found"), std::string::npos) << cuda.err;
+  }
 #else
   EXPECT_EQ(cuda.code, 1);
   EXPECT_NE(cuda.err.find("--device cuda: this build has no CUDA backend"), std::string::npos) << cuda.err;
