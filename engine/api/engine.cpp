@@ -89,10 +89,17 @@ std::string Engine::render_prompt(const GenerateRequest& request) const {
 
 std::unique_ptr<Forwarder> Engine::make_forwarder(CacheMode cache, PromptReuse reuse, std::span<const int32_t> prompt,
                                                   PassExecutor* exec) {
-  // On a device every request runs its own passes there (no cross-request batching, no prompt
-  // reuse across requests yet; docs/cuda.md).
-  if (device_ != nullptr) return device_->make_forwarder(cache);
   const bool reusing = reuse != PromptReuse::kOff && prompt_cache_.stats().budget_bytes > 0;
+  if (device_ != nullptr) {  // the same choices on the device (docs/cuda.md)
+    DeviceForwarderOptions o;
+    o.mode = cache;
+    o.batch = exec != nullptr ? exec->device_batch() : nullptr;
+    if (reusing) {
+      o.prompt_cache = &prompt_cache_;
+      o.segment_ends = prompt_segment_ends(prompt, special_.stop, reuse);
+    }
+    return device_->make_forwarder(o);
+  }
   if (cache == CacheMode::kNone && !reusing && exec == nullptr) {
     return std::make_unique<DirectForwarder>(*model_, *pool_, state_);
   }

@@ -1,5 +1,5 @@
-// CudaModel: weight upload, workspace, cuBLAS matrix products and the forward pass over one
-// CudaPass (see cuda_model.h). Every CUDA and cuBLAS call is checked and its failure returned as
+// CudaModel: weight upload, workspace, cuBLAS matrix products and the forward pass over a batch
+// of CudaPasses (see cuda_model.h). Every CUDA and cuBLAS call is checked and its failure returned as
 // a Status naming the call. Thread-safety: run_pass() holds the model's mutex.
 #include "cuda_model.h"
 
@@ -53,8 +53,8 @@ base::Status DeviceKv::reserve(int64_t n_layer, int64_t kv_dim, int64_t capacity
 
 CudaModel::~CudaModel() {
   if (stream_ != nullptr) cudaStreamSynchronize(stream_);
-  for (Buffer* b : {&x_, &xn_, &q_, &attn_, &proj_, &gate_, &up_, &lowp_, &tokens_, &positions_, &rows_, &rows_x_,
-                    &logits_, &choices_}) {
+  for (Buffer* b : {&x_, &xn_, &q_, &attn_, &proj_, &gate_, &up_, &k_packed_, &v_packed_, &lowp_, &tokens_,
+                    &positions_, &rows_, &rows_x_, &logits_, &choices_}) {
     cudaFree(b->p);
   }
   for (Graph& g : graph_cache_) cudaGraphExecDestroy(g.exec);
@@ -128,6 +128,7 @@ base::Status CudaModel::init() {
   DLOOP_CUDA_RETURN(cudaGetDeviceProperties(&prop, device_));
   description_ = std::string(prop.name) + " (sm_" + std::to_string(prop.major) + std::to_string(prop.minor) + ", " +
                  std::to_string(prop.totalGlobalMem >> 30) + " GiB)";
+  key_space_ = "cuda:" + std::to_string(device_);
   DLOOP_CUDA_RETURN(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   DLOOP_CUBLAS_RETURN(cublasCreate(&cublas_));
   DLOOP_CUBLAS_RETURN(cublasSetStream(cublas_, stream_));
@@ -225,6 +226,8 @@ base::Status CudaModel::grow(int64_t n, int64_t r) {
     DLOOP_RETURN_IF_ERROR(ensure(proj_, f(n, c.n_embd)));
     DLOOP_RETURN_IF_ERROR(ensure(gate_, f(n, c.n_ff)));
     DLOOP_RETURN_IF_ERROR(ensure(up_, f(n, c.n_ff)));
+    DLOOP_RETURN_IF_ERROR(ensure(k_packed_, f(n, c.n_head_kv * c.head_dim)));
+    DLOOP_RETURN_IF_ERROR(ensure(v_packed_, f(n, c.n_head_kv * c.head_dim)));
     DLOOP_RETURN_IF_ERROR(ensure(tokens_, static_cast<size_t>(n) * sizeof(int32_t)));
     DLOOP_RETURN_IF_ERROR(ensure(positions_, static_cast<size_t>(n) * sizeof(int32_t)));
     cap_rows_ = n;
@@ -263,7 +266,7 @@ base::Status CudaModel::gemm(const float* x, int64_t m, const DeviceMatrix& w, f
   return base::Status();
 }
 
-base::Status CudaModel::layer(const DeviceLayer& l, int64_t li, const CudaPass& p, int64_t n) {
+base::Status CudaModel::layer(const DeviceLayer& l, int64_t li, int64_t n) {
   const ModelConfig& c = model_.config();
   const int64_t E = c.n_embd, F = c.n_ff, kv_dim = c.n_head_kv * c.head_dim, q_dim = c.n_head * c.head_dim;
   auto* x = static_cast<float*>(x_.p);
@@ -274,8 +277,11 @@ base::Status CudaModel::layer(const DeviceLayer& l, int64_t li, const CudaPass& 
   auto* gate = static_cast<float*>(gate_.p);
   auto* up = static_cast<float*>(up_.p);
   const auto* pos = static_cast<const int32_t*>(positions_.p);
-  float* k_rows = p.kv->k(li) + p.lo * kv_dim;  // this pass's rows of the layer's K/V
-  float* v_rows = p.kv->v(li) + p.lo * kv_dim;
+  // One sequence writes its K/V rows in place; a batch projects into packed rows, then copies.
+  const bool packed = seqs_.size() > 1;
+  const CudaPass& first = *seqs_.front().p;
+  float* k_rows = packed ? static_cast<float*>(k_packed_.p) : first.kv->k(li) + first.lo * kv_dim;
+  float* v_rows = packed ? static_cast<float*>(v_packed_.p) : first.kv->v(li) + first.lo * kv_dim;
   cudaStream_t s = stream_;
   DLOOP_RETURN_IF_ERROR(kc::rms_norm_f32(x, l.attn_norm, xn, n, E, c.rms_eps, s));
   DLOOP_RETURN_IF_ERROR(gemm(xn, n, l.wq, q));
@@ -288,9 +294,20 @@ base::Status CudaModel::layer(const DeviceLayer& l, int64_t li, const CudaPass& 
   }
   DLOOP_RETURN_IF_ERROR(kc::rope_f32(q, n, c.n_head, c.head_dim, pos, c.rope_theta, c.rope_type, s));
   DLOOP_RETURN_IF_ERROR(kc::rope_f32(k_rows, n, c.n_head_kv, c.head_dim, pos, c.rope_theta, c.rope_type, s));
-  const kernels::AttentionShape shape{n, p.kv_end, c.n_head, c.n_head_kv, c.head_dim,
-                                      1.0f / std::sqrt(static_cast<float>(c.head_dim))};
-  DLOOP_RETURN_IF_ERROR(kc::attention_f32(shape, q, p.kv->k(li), p.kv->v(li), attn, s));
+  const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+  for (const Seq& q_seq : seqs_) {
+    const CudaPass& p = *q_seq.p;
+    if (packed) {
+      const size_t bytes = static_cast<size_t>(q_seq.n * kv_dim) * sizeof(float);
+      DLOOP_CUDA_RETURN(cudaMemcpyAsync(p.kv->k(li) + p.lo * kv_dim, k_rows + q_seq.off * kv_dim, bytes,
+                                        cudaMemcpyDeviceToDevice, s));
+      DLOOP_CUDA_RETURN(cudaMemcpyAsync(p.kv->v(li) + p.lo * kv_dim, v_rows + q_seq.off * kv_dim, bytes,
+                                        cudaMemcpyDeviceToDevice, s));
+    }
+    const kernels::AttentionShape shape{q_seq.n, p.kv_end, c.n_head, c.n_head_kv, c.head_dim, scale};
+    DLOOP_RETURN_IF_ERROR(kc::attention_f32(shape, q + q_seq.off * q_dim, p.kv->k(li), p.kv->v(li),
+                                            attn + q_seq.off * q_dim, s));
+  }
   DLOOP_RETURN_IF_ERROR(gemm(attn, n, l.wo, proj));
   DLOOP_RETURN_IF_ERROR(kc::add_f32(x, proj, n * E, s));
 
@@ -302,12 +319,12 @@ base::Status CudaModel::layer(const DeviceLayer& l, int64_t li, const CudaPass& 
   return kc::add_f32(x, proj, n * E, s);
 }
 
-base::Status CudaModel::enqueue(const CudaPass& p, int64_t n, int64_t n_out) {
+base::Status CudaModel::enqueue(int64_t n, int64_t n_out) {
   const ModelConfig& c = model_.config();
   DLOOP_RETURN_IF_ERROR(kc::embed_rows(token_embd_.data, token_embd_.type, c.n_vocab, c.n_embd,
                                        static_cast<const int32_t*>(tokens_.p), n, static_cast<float*>(x_.p), stream_));
   for (size_t l = 0; l < layers_.size(); ++l) {
-    DLOOP_RETURN_IF_ERROR(layer(layers_[l], static_cast<int64_t>(l), p, n));
+    DLOOP_RETURN_IF_ERROR(layer(layers_[l], static_cast<int64_t>(l), n));
   }
   if (n_out == 0) return base::Status();
   auto* rows_x = static_cast<float*>(rows_x_.p);
@@ -323,6 +340,21 @@ base::Status CudaModel::reserve_kv(DeviceKv& kv, int64_t capacity) {
   std::lock_guard<std::mutex> lock(mutex_);
   DLOOP_CUDA_RETURN(cudaSetDevice(device_));
   return kv.reserve(c.n_layer, c.n_head_kv * c.head_dim, capacity, stream_);
+}
+
+base::Status CudaModel::copy_kv(DeviceKv& dst, const DeviceKv& src, int64_t n) {
+  const ModelConfig& c = model_.config();
+  if (n > dst.capacity() || n > src.capacity()) return base::internal_error("copy_kv: rows beyond the K/V capacity");
+  if (n <= 0) return base::Status();
+  const int64_t kv_dim = c.n_head_kv * c.head_dim;
+  const size_t bytes = static_cast<size_t>(n * kv_dim) * sizeof(float);
+  std::lock_guard<std::mutex> lock(mutex_);
+  DLOOP_CUDA_RETURN(cudaSetDevice(device_));
+  for (int64_t l = 0; l < c.n_layer; ++l) {
+    DLOOP_CUDA_RETURN(cudaMemcpyAsync(dst.k(l), src.k(l), bytes, cudaMemcpyDeviceToDevice, stream_));
+    DLOOP_CUDA_RETURN(cudaMemcpyAsync(dst.v(l), src.v(l), bytes, cudaMemcpyDeviceToDevice, stream_));
+  }
+  return kc::cuda_status(cudaStreamSynchronize(stream_), "cudaStreamSynchronize(copy K/V rows)");
 }
 
 void CudaModel::set_graphs(bool on) {
@@ -342,7 +374,7 @@ base::Status CudaModel::launch_graph(const CudaPass& p, int64_t n, int64_t n_out
   auto it = std::find_if(graph_cache_.begin(), graph_cache_.end(), [&](const Graph& g) { return g.key == key; });
   if (it == graph_cache_.end()) {
     DLOOP_CUDA_RETURN(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
-    const base::Status captured = enqueue(p, n, n_out);
+    const base::Status captured = enqueue(n, n_out);
     cudaGraph_t graph = nullptr;
     const cudaError_t ended = cudaStreamEndCapture(stream_, &graph);  // always ends the capture
     if (!captured.ok() || ended != cudaSuccess) {
@@ -370,7 +402,7 @@ base::Status CudaModel::launch_graph(const CudaPass& p, int64_t n, int64_t n_out
   return base::Status();
 }
 
-base::Status CudaModel::run_pass(const CudaPass& p) {
+base::Status CudaModel::validate(const CudaPass& p) const {
   const ModelConfig& c = model_.config();
   const auto t_len = static_cast<int64_t>(p.canvas.size());
   if (!(p.lo >= 0 && p.lo < p.hi && p.hi <= p.kv_end && p.kv_end <= t_len)) {
@@ -388,17 +420,53 @@ base::Status CudaModel::run_pass(const CudaPass& p) {
   for (int32_t r : p.rows) {
     if (r < p.lo || r >= p.hi) return base::invalid_argument("forward: logits row " + std::to_string(r) + " outside the computed rows");
   }
-  const int64_t n = p.hi - p.lo;
-  const auto n_out = static_cast<int64_t>(p.rows.size());
+  if (!p.rows.empty() && p.logits == nullptr && p.choices == nullptr) {
+    return base::invalid_argument("forward: rows wanted but no logits or choices buffer");
+  }
+  return base::Status();
+}
+
+base::Status CudaModel::run_passes(std::span<CudaPass* const> passes) {
+  std::vector<CudaPass*> valid;
+  for (CudaPass* p : passes) {
+    (void)(p->status = validate(*p));  // (void): nvcc flags the [[nodiscard]] Status&
+    if (p->status.ok()) valid.push_back(p);
+  }
+  if (!valid.empty()) {
+    const base::Status s = run_valid(valid);
+    if (!s.ok()) {
+      for (CudaPass* p : valid) p->status = s;
+    }
+  }
+  for (CudaPass* p : passes) {
+    if (!p->status.ok()) return p->status;
+  }
+  return base::Status();
+}
+
+base::Status CudaModel::run_valid(const std::vector<CudaPass*>& passes) {
+  const ModelConfig& c = model_.config();
   std::lock_guard<std::mutex> lock(mutex_);
   DLOOP_CUDA_RETURN(cudaSetDevice(device_));
+  // Pack the sequences: their rows one after another, their logits rows likewise.
+  seqs_.clear();
+  host_tokens_.clear();
+  host_positions_.clear();
+  host_rows_.clear();
+  int64_t n = 0, n_out = 0;
+  for (const CudaPass* p : passes) {
+    Seq q{p, n, p->hi - p->lo, n_out, static_cast<int64_t>(p->rows.size())};
+    for (int64_t i = p->lo; i < p->hi; ++i) {
+      host_tokens_.push_back(p->canvas[static_cast<size_t>(i)]);
+      host_positions_.push_back(static_cast<int32_t>(i));
+    }
+    for (int32_t r : p->rows) host_rows_.push_back(static_cast<int32_t>(q.off + r - p->lo));
+    n += q.n;
+    n_out += q.n_out;
+    seqs_.push_back(q);
+  }
   DLOOP_RETURN_IF_ERROR(grow(n, std::max<int64_t>(n_out, 1)));
-  // Inputs: token ids, positions and the rows wanted, copied into fixed device buffers.
-  host_positions_.resize(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) host_positions_[static_cast<size_t>(i)] = static_cast<int32_t>(p.lo + i);
-  host_rows_.resize(static_cast<size_t>(n_out));
-  for (int64_t i = 0; i < n_out; ++i) host_rows_[static_cast<size_t>(i)] = static_cast<int32_t>(p.rows[i] - p.lo);
-  DLOOP_CUDA_RETURN(cudaMemcpyAsync(tokens_.p, p.canvas.data() + p.lo, static_cast<size_t>(n) * sizeof(int32_t),
+  DLOOP_CUDA_RETURN(cudaMemcpyAsync(tokens_.p, host_tokens_.data(), static_cast<size_t>(n) * sizeof(int32_t),
                                     cudaMemcpyHostToDevice, stream_));
   DLOOP_CUDA_RETURN(cudaMemcpyAsync(positions_.p, host_positions_.data(), static_cast<size_t>(n) * sizeof(int32_t),
                                     cudaMemcpyHostToDevice, stream_));
@@ -406,35 +474,44 @@ base::Status CudaModel::run_pass(const CudaPass& p) {
     DLOOP_CUDA_RETURN(cudaMemcpyAsync(rows_.p, host_rows_.data(), static_cast<size_t>(n_out) * sizeof(int32_t),
                                       cudaMemcpyHostToDevice, stream_));
   }
-  if (graphs_) {
-    DLOOP_RETURN_IF_ERROR(launch_graph(p, n, n_out));
+  if (graphs_ && seqs_.size() == 1) {
+    DLOOP_RETURN_IF_ERROR(launch_graph(*passes.front(), n, n_out));
   } else {
-    DLOOP_RETURN_IF_ERROR(enqueue(p, n, n_out));
+    DLOOP_RETURN_IF_ERROR(enqueue(n, n_out));
   }
-  // The token choice runs after the (possibly replayed) pass: its parameters change every step.
-  if (n_out > 0 && p.choices != nullptr) {
-    kc::ChoiceParams params;
-    params.exclude = p.choice.exclude;
-    params.temperature = p.choice.temperature;
-    params.rng_state = p.choice.rng_state;
-    params.draws_per_row = p.choice.draws_per_row;
-    DLOOP_RETURN_IF_ERROR(kc::choose_tokens(static_cast<const float*>(logits_.p), n_out, c.n_vocab, params,
-                                            static_cast<kc::TokenChoice*>(choices_.p), stream_));
-  }
-  // Outputs: the logits, or 16 bytes of token choice per row.
-  if (n_out > 0 && p.logits != nullptr) {
-    DLOOP_CUDA_RETURN(cudaMemcpyAsync(p.logits, logits_.p, static_cast<size_t>(n_out * c.n_vocab) * sizeof(float),
-                                      cudaMemcpyDeviceToHost, stream_));
-  }
-  std::vector<kc::TokenChoice> host;
-  if (n_out > 0 && p.choices != nullptr) {
-    host.resize(static_cast<size_t>(n_out));
-    DLOOP_CUDA_RETURN(cudaMemcpyAsync(host.data(), choices_.p, host.size() * sizeof(kc::TokenChoice),
-                                      cudaMemcpyDeviceToHost, stream_));
+  // Per sequence: the token choice after the (possibly replayed) pass, since its parameters
+  // change every step; then the logits, or 16 bytes of token choice per row, back to the host.
+  const auto* logits = static_cast<const float*>(logits_.p);
+  auto* choices = static_cast<kc::TokenChoice*>(choices_.p);
+  std::vector<kc::TokenChoice> host(static_cast<size_t>(n_out));
+  for (const Seq& q : seqs_) {
+    if (q.n_out == 0) continue;
+    const CudaPass& p = *q.p;
+    if (p.choices != nullptr) {
+      kc::ChoiceParams params;
+      params.exclude = p.choice.exclude;
+      params.temperature = p.choice.temperature;
+      params.rng_state = p.choice.rng_state;
+      params.draws_per_row = p.choice.draws_per_row;
+      DLOOP_RETURN_IF_ERROR(
+          kc::choose_tokens(logits + q.out * c.n_vocab, q.n_out, c.n_vocab, params, choices + q.out, stream_));
+      DLOOP_CUDA_RETURN(cudaMemcpyAsync(host.data() + q.out, choices + q.out,
+                                        static_cast<size_t>(q.n_out) * sizeof(kc::TokenChoice),
+                                        cudaMemcpyDeviceToHost, stream_));
+    }
+    if (p.logits != nullptr) {
+      DLOOP_CUDA_RETURN(cudaMemcpyAsync(p.logits, logits + q.out * c.n_vocab,
+                                        static_cast<size_t>(q.n_out * c.n_vocab) * sizeof(float),
+                                        cudaMemcpyDeviceToHost, stream_));
+    }
   }
   DLOOP_CUDA_RETURN(cudaStreamSynchronize(stream_));
-  for (size_t i = 0; i < host.size(); ++i) {
-    p.choices[i] = TokenChoice{host[i].token, host[i].confidence, host[i].margin, host[i].entropy};
+  for (const Seq& q : seqs_) {
+    if (q.p->choices == nullptr) continue;
+    for (int64_t i = 0; i < q.n_out; ++i) {
+      const kc::TokenChoice& h = host[static_cast<size_t>(q.out + i)];
+      q.p->choices[i] = TokenChoice{h.token, h.confidence, h.margin, h.entropy};
+    }
   }
   return base::Status();
 }

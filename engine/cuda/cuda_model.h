@@ -1,9 +1,12 @@
-// Internal to dloop_cuda: the uploaded weights (CudaModel), device K/V rows (DeviceKv) and one
-// pass of the forward over canvas rows [lo, hi) attending to K/V rows [0, kv_end), which is
-// forward_batch's single-sequence pass (forward_batch.h) with everything resident on the GPU:
+// Internal to dloop_cuda: the uploaded weights (CudaModel), device K/V rows (DeviceKv) and the
+// forward over canvas rows [lo, hi) attending to K/V rows [0, kv_end) of one or more sequences,
+// which is forward_batch (forward_batch.h) with everything resident on the GPU:
 // per layer RMSNorm, Q/K/V by cuBLAS (K and V written straight into the K/V rows), biases,
 // RoPE, tiled attention, output projection, residual add, RMSNorm, gate/up, SwiGLU, down,
-// residual add; then the final norm and LM head for the requested rows only.
+// residual add; then the final norm and LM head for the requested rows only. The rows of all
+// sequences of a batch are packed into every matrix product (the weights are read once per pass
+// for all of them); K and V of a batch are projected into a packed buffer and copied to each
+// sequence's rows; attention and the token choice run per sequence.
 // Weights keep their precision when it is F32, F16 or BF16; Q8_0/Q4_0/Q4_K/Q6_K are dequantized
 // to F16 at load on the device (11 significant bits hold an int8 times an f16 scale closely, as
 // llama.cpp's cuBLAS path does). Activations are f32; a matmul input is rounded to its weight's
@@ -11,8 +14,9 @@
 // f32 GEMM, no TF32).
 // With CUDA graphs on (set_graphs), the device work of a pass (everything after the inputs are
 // copied in) is captured once per pass shape (rows computed, K/V rows and buffers used) and
-// replayed; a step of a block repeats its shape, so one capture serves the whole block.
-// Thread-safety: run_pass() takes the model's mutex (one stream, one pass at a time).
+// replayed; a step of a block repeats its shape, so one capture serves the whole block. Batches
+// of several sequences are launched directly (their shapes rarely repeat).
+// Thread-safety: run_passes() takes the model's mutex (one stream, one pass at a time).
 #pragma once
 
 #include <cublas_v2.h>
@@ -27,6 +31,7 @@
 
 #include "dloop/engine/device.h"
 #include "dloop/engine/model.h"
+#include "dloop/engine/prompt_cache.h"
 #include "dloop/kernels/cuda/kernels.h"
 
 namespace dloop::engine::cuda {
@@ -63,6 +68,7 @@ class DeviceKv {
   int64_t capacity() const { return capacity_; }
   float* k(int64_t layer) const { return k_ + layer * capacity_ * kv_dim_; }
   float* v(int64_t layer) const { return v_ + layer * capacity_ * kv_dim_; }
+  uint64_t bytes() const { return static_cast<uint64_t>(2 * n_layer_ * capacity_ * kv_dim_) * sizeof(float); }
 
  private:
   int64_t n_layer_ = 0, kv_dim_ = 0, capacity_ = 0;
@@ -70,8 +76,8 @@ class DeviceKv {
   float* v_ = nullptr;  // [n_layer][capacity x kv_dim] f32
 };
 
-// One pass: compute rows [lo, hi) of `canvas`, attend to K/V rows [0, kv_end) of `kv`, and
-// return logits (host [rows x n_vocab]) or choices (host [rows]) of the listed rows.
+// One sequence's pass: compute rows [lo, hi) of `canvas`, attend to K/V rows [0, kv_end) of
+// `kv`, and return logits (host [rows x n_vocab]) or choices (host [rows]) of the listed rows.
 struct CudaPass {
   std::span<const int32_t> canvas;
   int64_t lo = 0, hi = 0, kv_end = 0;
@@ -80,6 +86,13 @@ struct CudaPass {
   float* logits = nullptr;        // host, or null
   TokenChoice* choices = nullptr; // host, or null
   ChoiceOptions choice;            // for choices
+  base::Status status;             // set by run_passes: this pass's error, if any
+};
+
+// A PromptCache entry in device memory (prompt_cache.h), under CudaModel::key_space().
+struct DevicePromptRows final : PromptRows {
+  DeviceKv kv;
+  uint64_t bytes() const override { return kv.bytes(); }
 };
 
 class CudaModel final : public DeviceModel {
@@ -87,7 +100,9 @@ class CudaModel final : public DeviceModel {
   ~CudaModel() override;
   static base::Result<std::unique_ptr<CudaModel>> upload(const Model& model);
 
-  std::unique_ptr<DeviceForwarder> make_forwarder(CacheMode mode) override;
+  using DeviceModel::make_forwarder;
+  std::unique_ptr<DeviceForwarder> make_forwarder(const DeviceForwarderOptions& options) override;
+  std::unique_ptr<DeviceBatch> make_batch(int members) override;
   std::string description() const override { return description_; }
   uint64_t weight_bytes() const override { return weight_bytes_; }
   uint64_t pass_weight_bytes() const override { return weight_bytes_ - gathered_only_bytes_; }
@@ -95,9 +110,21 @@ class CudaModel final : public DeviceModel {
 
   const ModelConfig& config() const { return model_.config(); }
   cudaStream_t stream() const { return stream_; }
-  base::Status run_pass(const CudaPass& pass);
+  // Runs the passes as one batch. A pass whose arguments are invalid (token outside the
+  // vocabulary, rows outside [lo, hi), bad ranges) gets its own status and is left out; the
+  // others still run. Returns the first pass error, for callers with one pass.
+  base::Status run_passes(std::span<CudaPass* const> passes);
+  base::Status run_pass(CudaPass& pass) {
+    CudaPass* one = &pass;
+    return run_passes(std::span<CudaPass* const>(&one, 1));
+  }
   // DeviceKv::reserve under the model's lock (the stream may be capturing a graph meanwhile).
   base::Status reserve_kv(DeviceKv& kv, int64_t capacity);
+  // Copies K/V rows [0, n) of every layer from src to dst (both reserved to at least n rows) and
+  // waits for the copy.
+  base::Status copy_kv(DeviceKv& dst, const DeviceKv& src, int64_t n);
+  // The PromptCache key space of this device's rows ("cuda:0").
+  const std::string& key_space() const { return key_space_; }
   void set_graphs(bool on) override;
   int64_t graphs_captured() const { return graphs_captured_; }
 
@@ -109,9 +136,18 @@ class CudaModel final : public DeviceModel {
   base::Status alloc(size_t bytes, void** out);
   base::Status grow(int64_t n_rows, int64_t n_logit_rows);
   base::Status gemm(const float* x, int64_t m, const DeviceMatrix& w, float* y);
-  base::Status layer(const DeviceLayer& l, int64_t li, const CudaPass& p, int64_t n);
-  // Enqueues the device work of a pass whose inputs are in tokens_, positions_ and rows_.
-  base::Status enqueue(const CudaPass& p, int64_t n, int64_t n_out);
+  // Checks a pass's ranges, tokens and rows against the model.
+  base::Status validate(const CudaPass& p) const;
+  base::Status run_valid(const std::vector<CudaPass*>& passes);
+  // One sequence of the pass being enqueued: its packed rows [off, off + n), logits rows
+  // [out, out + n_out).
+  struct Seq {
+    const CudaPass* p = nullptr;
+    int64_t off = 0, n = 0, out = 0, n_out = 0;
+  };
+  base::Status layer(const DeviceLayer& l, int64_t li, int64_t n);
+  // Enqueues the device work of the pass over seqs_ whose inputs are in tokens_, positions_, rows_.
+  base::Status enqueue(int64_t n, int64_t n_out);
   base::Status launch_graph(const CudaPass& p, int64_t n, int64_t n_out);
 
   const Model& model_;
@@ -119,6 +155,7 @@ class CudaModel final : public DeviceModel {
   cudaStream_t stream_ = nullptr;
   cublasHandle_t cublas_ = nullptr;
   std::string description_;
+  std::string key_space_;
   uint64_t weight_bytes_ = 0;
   uint64_t gathered_only_bytes_ = 0;  // an untied token_embd: rows gathered, never read whole
   std::vector<void*> allocations_;  // weights, freed with the model
@@ -136,10 +173,12 @@ class CudaModel final : public DeviceModel {
   int64_t cap_rows_ = 0;
   int64_t cap_logit_rows_ = 0;
   Buffer x_, xn_, q_, attn_, proj_, gate_, up_;  // f32 [N x dim] as ForwardState's
+  Buffer k_packed_, v_packed_;                   // f32 [N x kv_dim]: a batch's K/V before the copy
   Buffer lowp_;                                  // [N x max(dim)] a matmul input in f16/bf16
   Buffer tokens_, positions_, rows_;             // int32 [N], [N], [R]
   Buffer rows_x_, logits_, choices_;             // f32 [R x n_embd], f32 [R x n_vocab], [R] choices
-  std::vector<int32_t> host_positions_, host_rows_;
+  std::vector<int32_t> host_tokens_, host_positions_, host_rows_;
+  std::vector<Seq> seqs_;
   uint64_t buffers_generation_ = 0;  // bumped whenever a workspace buffer is reallocated
 
   // Captured passes, keyed by everything a replay depends on besides the input data.

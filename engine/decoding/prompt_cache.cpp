@@ -6,18 +6,22 @@
 namespace dloop::engine {
 namespace {
 
-std::string key_of(std::span<const int32_t> tokens) {
-  return std::string(reinterpret_cast<const char*>(tokens.data()), tokens.size() * sizeof(int32_t));
+std::string key_of(std::span<const int32_t> tokens, std::string_view space) {
+  std::string k(space);
+  k.push_back('\0');
+  k.append(reinterpret_cast<const char*>(tokens.data()), tokens.size() * sizeof(int32_t));
+  return k;
 }
 
 }  // namespace
 
-std::pair<int, std::shared_ptr<const KvRows>> PromptCache::find_longest(std::span<const int32_t> tokens,
-                                                                         std::span<const int64_t> ends) {
+std::pair<int, std::shared_ptr<const PromptRows>> PromptCache::find_longest(std::span<const int32_t> tokens,
+                                                                             std::span<const int64_t> ends,
+                                                                             std::string_view space) {
   std::lock_guard<std::mutex> lock(mutex_);
   for (size_t i = ends.size(); i-- > 0;) {
     if (ends[i] <= 0 || ends[i] > static_cast<int64_t>(tokens.size())) continue;
-    auto it = index_.find(key_of(tokens.first(static_cast<size_t>(ends[i]))));
+    auto it = index_.find(key_of(tokens.first(static_cast<size_t>(ends[i])), space));
     if (it == index_.end()) continue;
     lru_.splice(lru_.begin(), lru_, it->second);
     ++stats_.hits;
@@ -35,10 +39,11 @@ std::pair<int, std::shared_ptr<const KvRows>> PromptCache::find_longest(std::spa
   return {-1, nullptr};
 }
 
-void PromptCache::insert(std::span<const int32_t> key, std::shared_ptr<const KvRows> rows) {
+void PromptCache::insert(std::span<const int32_t> key, std::shared_ptr<const PromptRows> rows,
+                         std::string_view space) {
   std::lock_guard<std::mutex> lock(mutex_);
   const uint64_t bytes = rows->bytes() + key.size() * sizeof(int32_t);
-  std::string k = key_of(key);
+  std::string k = key_of(key, space);
   if (auto it = index_.find(k); it != index_.end()) {
     stats_.bytes -= it->second->bytes;
     lru_.erase(it->second);

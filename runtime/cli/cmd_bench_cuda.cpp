@@ -5,7 +5,9 @@
 //    positions before it (plus the block's refresh pass, which recomputes everything);
 // each step returning only the per-position token choice (16 bytes a row) to the host; then
 // tokens/s at 1, 2 and 4 tokens committed per step, and the floor those steps have on this GPU:
-// reading every weight once from device memory (weight bytes / measured device copy bandwidth).
+// reading every weight once from device memory (weight bytes / measured device copy bandwidth);
+// then the cached step of 4 requests batched into one device pass (DeviceBatch), next to 4 times
+// one request's step.
 // Uses only device.h (no CUDA headers): in a build without the CUDA backend it says so, exit 1.
 #include <algorithm>
 #include <chrono>
@@ -14,6 +16,7 @@
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <thread>
 
 #include "args.h"
 #include "commands.h"
@@ -68,11 +71,14 @@ base::Result<double> median_ms(int repeat, F&& f) {
   return t[t.size() / 2];
 }
 
+constexpr int kBatch = 4;  // requests in the batched measurement
+
 struct Figures {
   std::string device, model;
   double weight_gb = 0, pass_gb = 0, bandwidth_gbs = 0, floor_ms = 0;
   double nocache_ms = 0, refresh_ms = 0, cached_ms = 0, cached_logits_ms = 0;
   double graph_nocache_ms = 0, graph_cached_ms = 0;  // 0: not measured
+  double batched_ms = 0;                             // one step of kBatch requests together
   std::string graph_error;                          // why the CUDA-graph rows are missing
 };
 
@@ -132,6 +138,42 @@ base::Result<Figures> measure(const CudaBenchOptions& o) {
   }));
   if (cached->stats().rows_computed <= 0) return base::internal_error("bench cuda: the cached forwarder computed nothing");
 
+  // kBatch requests (different canvases), each with a prefix cache, stepping together: every step
+  // is one device pass over kBatch blocks. Request 0 times its steps (all wait for each other).
+  std::fprintf(stderr, "bench cuda: cached steps of %d requests batched...\n", kBatch);
+  {
+    auto batch = dev->make_batch(kBatch);
+    std::vector<base::Status> status(kBatch);
+    std::vector<double> times;
+    std::vector<std::thread> threads;
+    for (int r = 0; r < kBatch; ++r) {
+      threads.emplace_back([&, r] {
+        std::vector<int32_t> mine(short_canvas.begin(), short_canvas.end());
+        std::rotate(mine.begin(), mine.begin() + r * 7, mine.end());
+        std::vector<engine::TokenChoice> out(block.size());
+        engine::DeviceForwarderOptions fo;
+        fo.mode = engine::CacheMode::kPrefix;
+        fo.batch = batch.get();
+        auto fw = dev->make_forwarder(fo);
+        base::Status s = fw->forward_choices(mine, block, mask, out.data(), refresh);
+        for (int i = 0; s.ok() && i <= o.repeat; ++i) {
+          const auto t0 = Clock::now();
+          s = fw->forward_choices(mine, block, mask, out.data(), step);
+          if (r == 0 && i > 0) times.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+        }
+        status[static_cast<size_t>(r)] = s;
+        batch->leave();
+      });
+    }
+    for (auto& t : threads) t.join();
+    for (const auto& s : status) DLOOP_RETURN_IF_ERROR(s);
+    if (times.empty() || batch->stats().max_batch != kBatch) {
+      return base::internal_error("bench cuda: the batched steps did not run together");
+    }
+    std::sort(times.begin(), times.end());
+    f.batched_ms = times[times.size() / 2];
+  }
+
   // The same steps replayed from CUDA graphs; a failure here leaves the figures above standing.
   std::fprintf(stderr, "bench cuda: the same steps from CUDA graphs...\n");
   dev->set_graphs(true);
@@ -172,6 +214,11 @@ std::string table(const Figures& f, const CudaBenchOptions& o) {
   row("cached, " + std::to_string(o.block) + " rows after " + std::to_string(o.prefix), f.cached_ms);
   row("cached, same, all logits to the host", f.cached_logits_ms);
   row("refresh pass, " + std::to_string(o.prefix + o.block) + " positions", f.refresh_ms);
+  std::snprintf(line, sizeof line, "%-44s %9.2f %9.0f %9.0f %9.0f %8.2f\n",
+                ("cached, " + std::to_string(kBatch) + " requests batched (tok/s: all)").c_str(), f.batched_ms,
+                kBatch * 1e3 / f.batched_ms, kBatch * 2e3 / f.batched_ms, kBatch * 4e3 / f.batched_ms,
+                f.batched_ms / f.floor_ms);
+  s << line;
   if (f.graph_error.empty()) {
     row("no cache, CUDA graph", f.graph_nocache_ms);
     row("cached, CUDA graph", f.graph_cached_ms);
@@ -186,7 +233,9 @@ std::string table(const Figures& f, const CudaBenchOptions& o) {
     std::snprintf(line, sizeof line, "  k=%d %.0f tok/s", k, static_cast<double>(o.block) / ms * 1e3);
     s << line;
   }
-  s << "\n";
+  std::snprintf(line, sizeof line, "\nbatching: %d requests' cached steps in one pass take %.2fx one request's step (%.2fx if run one after another)\n",
+                kBatch, f.batched_ms / f.cached_ms, static_cast<double>(kBatch));
+  s << line;
   return s.str();
 }
 

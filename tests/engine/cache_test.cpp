@@ -235,7 +235,11 @@ TEST(PromptSegments, EndAfterEachTurnMarker) {
   EXPECT_EQ(prompt_segment_ends(std::vector<int32_t>{1, 9}, ends, PromptReuse::kTurns), std::vector<int64_t>{});
 }
 
-std::shared_ptr<const KvRows> rows_of(const ModelConfig& c, int64_t n) { return std::make_shared<KvRows>(c, n); }
+std::shared_ptr<const PromptRows> rows_of(const ModelConfig& c, int64_t n) {
+  auto r = std::make_shared<HostPromptRows>();
+  r->kv.reserve(c, n);
+  return r;
+}
 
 TEST(PromptCache, LongestPrefixLruAndBudget) {
   const ModelConfig& c = model("llada-f32.gguf").config();
@@ -250,7 +254,7 @@ TEST(PromptCache, LongestPrefixLruAndBudget) {
   auto [i, rows] = cache.find_longest(toks, ends);
   EXPECT_EQ(i, 1);
   ASSERT_NE(rows, nullptr);
-  EXPECT_EQ(rows->capacity(), 4);
+  EXPECT_EQ(static_cast<const HostPromptRows&>(*rows).kv.capacity(), 4);
   PromptCacheStats s = cache.stats();
   EXPECT_EQ(s.hits, 1);
   EXPECT_EQ(s.misses, 1);
@@ -271,6 +275,12 @@ TEST(PromptCache, LongestPrefixLruAndBudget) {
   EXPECT_EQ(cache.find_longest(toks, std::vector<int64_t>{7}).first, -1);
   EXPECT_EQ(cache.stats().entries, 2);
   cache.set_budget(e2);
+  EXPECT_EQ(cache.stats().entries, 1);
+  // Key spaces (host rows, each device's rows) never see each other's entries.
+  EXPECT_EQ(cache.find_longest(toks, std::vector<int64_t>{2}, "cuda0").first, -1);
+  cache.insert(std::span(toks).first(2), rows_of(c, 2), "cuda0");
+  EXPECT_EQ(cache.find_longest(toks, std::vector<int64_t>{2}, "cuda0").first, 0);
+  EXPECT_EQ(cache.find_longest(toks, std::vector<int64_t>{2}).first, -1);  // evicted from the host space
   EXPECT_EQ(cache.stats().entries, 1);
   cache.set_budget(0);
   EXPECT_EQ(cache.stats().entries, 0);

@@ -15,7 +15,10 @@
 #include <string>
 #include <string_view>
 
+#include <vector>
+
 #include "dloop/base/status.h"
+#include "dloop/engine/batch.h"
 #include "dloop/engine/forwarder.h"
 #include "dloop/engine/model.h"
 
@@ -50,8 +53,9 @@ struct ChoiceOptions {
 void reference_choices(const float* logits, int64_t n_rows, int64_t n_vocab, const ChoiceOptions& options,
                        TokenChoice* out);
 
-// A Forwarder on an accelerator. Cache modes as CachedForwarder's (forwarder.h), with the K/V
-// kept in device memory; prompt reuse across requests is a CPU-path feature.
+// A Forwarder on an accelerator. Cache modes and prompt reuse as CachedForwarder's (forwarder.h),
+// with the K/V rows kept in device memory (prompt segments in the PromptCache under the
+// device's own key space, so the cache's byte budget counts device memory too).
 class DeviceForwarder : public Forwarder {
  public:
   // As forward(), but only the per-row choice returns to the host (16 bytes a row). The decoder
@@ -61,10 +65,59 @@ class DeviceForwarder : public Forwarder {
                                        int stream = 0) = 0;
 };
 
+// Cross-request batching on a device, as BatchCoordinator (batch.h): each of `members` request
+// threads decodes with forwarders made with this batch and calls leave() once when its request is
+// done; a pass is submitted and waits until every live member has submitted one, then all of them
+// run as one device pass (the rows of every request packed into each matrix product). A
+// request's results are those it would get alone.
+class DeviceBatch {
+ public:
+  virtual ~DeviceBatch() = default;
+  virtual void leave() = 0;
+  virtual BatchStats stats() const = 0;
+};
+
+// The batch member a request thread hands to Engine code where a PassExecutor is expected; it
+// runs no host passes (run() is an error) but names the DeviceBatch the request's device
+// forwarders submit to. Leaves the batch when destroyed, unless leave() was called.
+class DeviceBatchMember final : public PassExecutor {
+ public:
+  explicit DeviceBatchMember(DeviceBatch& batch) : batch_(batch) {}
+  ~DeviceBatchMember() override { leave(); }
+  DeviceBatchMember(const DeviceBatchMember&) = delete;
+  DeviceBatchMember& operator=(const DeviceBatchMember&) = delete;
+  base::Status run(SequencePass&) override {
+    return base::internal_error("a device batch member runs no host passes");
+  }
+  DeviceBatch* device_batch() override { return &batch_; }
+  void leave() {
+    if (!left_) batch_.leave();
+    left_ = true;
+  }
+
+ private:
+  DeviceBatch& batch_;
+  bool left_ = false;
+};
+
+struct DeviceForwarderOptions {
+  CacheMode mode = CacheMode::kNone;
+  PromptCache* prompt_cache = nullptr;  // prompt reuse when set and segment_ends is not empty
+  std::vector<int64_t> segment_ends;    // as CacheOptions (forwarder.h)
+  DeviceBatch* batch = nullptr;         // submit passes to this batch, or run them alone
+};
+
 class DeviceModel {
  public:
   virtual ~DeviceModel() = default;
-  virtual std::unique_ptr<DeviceForwarder> make_forwarder(CacheMode mode) = 0;
+  virtual std::unique_ptr<DeviceForwarder> make_forwarder(const DeviceForwarderOptions& options) = 0;
+  std::unique_ptr<DeviceForwarder> make_forwarder(CacheMode mode) {
+    DeviceForwarderOptions o;
+    o.mode = mode;
+    return make_forwarder(o);
+  }
+  // A batch of `members` requests (see DeviceBatch); it must outlive their forwarders.
+  virtual std::unique_ptr<DeviceBatch> make_batch(int members) = 0;
   virtual std::string description() const = 0;   // "NVIDIA H200 (sm_90, 139 GiB)"
   virtual uint64_t weight_bytes() const = 0;      // device bytes of the uploaded weights
   // Weight bytes one pass reads: all but an untied embedding table (a pass gathers a few rows).

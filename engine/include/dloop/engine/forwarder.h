@@ -20,6 +20,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -32,6 +34,7 @@
 namespace dloop::engine {
 
 class PromptCache;
+class PromptRows;
 
 enum class CacheMode { kNone, kPrefix, kDual };
 std::optional<CacheMode> parse_cache_mode(std::string_view name);  // none|off, prefix, dual
@@ -90,11 +93,15 @@ class DirectForwarder final : public Forwarder {
   ForwardState& state_;
 };
 
+class DeviceBatch;  // device.h
+
 // Runs one SequencePass (alone, or as part of a batch).
 class PassExecutor {
  public:
   virtual ~PassExecutor() = default;
   virtual base::Status run(SequencePass& pass) = 0;
+  // The device batch a request's device passes go to (DeviceBatchMember, device.h), or null.
+  virtual DeviceBatch* device_batch() { return nullptr; }
 };
 
 class DirectExecutor final : public PassExecutor {
@@ -107,6 +114,48 @@ class DirectExecutor final : public PassExecutor {
   kernels::ThreadPool& pool_;
   BatchState state_;
 };
+
+// The row selection shared by CachedForwarder and the device forwarders (device.h).
+// check_rows: every row in [0, t); their least and greatest (t and -1 when there are none).
+base::Status check_rows(std::span<const int32_t> rows, int64_t t, int64_t* min_row, int64_t* max_row);
+
+struct PassRows {
+  int64_t lo = 0;     // the rows a pass recomputes: [lo, hi)
+  int64_t hi = 0;
+  bool full = true;   // everything from the frozen rows on
+};
+
+// What a cached forwarder knows of one stream's cached K/V rows.
+struct CachedCanvas {
+  std::vector<int32_t> ref;  // the canvas the cached rows were computed from
+  bool valid = false;
+  int64_t frozen = 0;        // rows [0, frozen) are prompt segments (never recomputed)
+
+  // Forgets the frozen rows when the canvas no longer starts with them or a wanted row is inside.
+  void check_frozen(std::span<const int32_t> canvas, int64_t min_row);
+  // The rows the next pass must compute for the hint and the rows wanted [min_row, max_row].
+  PassRows select(CacheMode mode, const PassHint& hint, std::span<const int32_t> canvas, int64_t min_row,
+                  int64_t max_row) const;
+  // Records a successful pass over `rows` of `canvas`.
+  void computed(std::span<const int32_t> canvas, const PassRows& rows);
+  bool same(std::span<const int32_t> canvas, int64_t lo, int64_t hi) const;  // canvas[lo, hi) == ref[lo, hi)
+};
+
+// Prompt reuse, shared by CachedForwarder and the device forwarders: the prompt segments of
+// `canvas` ending at `segment_ends` (those <= limit) come from `cache` (key space `space`) as far
+// as it holds them, through reuse(entry, n) (copy rows [0, n) of an entry into the request's K/V);
+// the rest are computed one after another by compute(lo, hi) (rows [lo, hi) attending to [0, hi))
+// and stored as snapshot(n) (a new entry holding the request's rows [0, n)). Returns how many
+// prompt rows are done (to be frozen); counts rows reused and computed in `stats`.
+struct PromptSegmentOps {
+  std::function<base::Status(const PromptRows& entry, int64_t n)> reuse;
+  std::function<base::Status(int64_t lo, int64_t hi)> compute;
+  std::function<base::Result<std::shared_ptr<const PromptRows>>(int64_t n)> snapshot;
+};
+base::Result<int64_t> prepare_prompt_segments(PromptCache& cache, std::string_view space,
+                                              std::span<const int32_t> canvas,
+                                              std::span<const int64_t> segment_ends, int64_t limit,
+                                              const PromptSegmentOps& ops, ForwardStats& stats);
 
 struct CacheOptions {
   CacheMode mode = CacheMode::kNone;
@@ -124,9 +173,7 @@ class CachedForwarder final : public Forwarder {
  private:
   struct Stream {
     KvRows kv;
-    std::vector<int32_t> ref;  // the canvas the cached rows were computed from
-    bool valid = false;
-    int64_t frozen = 0;        // rows [0, frozen) are prompt segments (never recomputed)
+    CachedCanvas cached;
   };
   base::Status prepare_prompt(std::span<const int32_t> canvas, int64_t limit, Stream& st);
 
