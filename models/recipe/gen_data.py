@@ -463,16 +463,73 @@ def generate(split, n, seed):
     return [make_conversation(rng, pools) for _ in range(n)]
 
 
+# ---------------------------------------------------------------------------------------------- copy drills
+def value_text(v):
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, list):
+        return ", ".join(str(x) for x in v)
+    if isinstance(v, dict):
+        return json.dumps(v, ensure_ascii=False)
+    return str(v)
+
+
+def conv_drill(rng, pools):
+    """A conversation whose answer copies from the request: an echo of a request, the value of one
+    argument the request states, or a call of a tool the request names literally."""
+    r = rng.random()
+    if r < 0.35:
+        t = make_tool(rng, pools)
+        text = action_text(rng, t, choose_args(rng, pools, t))
+        tools = pick_tools(rng, pools, [t], rng.randint(0, 2)) if rng.random() < 0.5 else []
+        user = rng.choice(["Repeat exactly: %s", "Say back: %s", "Echo this: %s", "Copy this text: %s"]) % text
+        return tools, [{"role": "user", "content": user}, {"role": "assistant", "content": text}]
+    if r < 0.65:
+        while True:
+            t = make_tool(rng, pools)
+            args = choose_args(rng, pools, t)
+            if args:
+                break
+        k = rng.choice(list(args))
+        user = request_text(rng, [action_text(rng, t, args)]) + " " + rng.choice(
+            ["What %s did I give?", "Which %s did I say?", "Tell me the %s I gave."]) % phrase(k)
+        return [], [{"role": "user", "content": user}, {"role": "assistant", "content": value_text(args[k])}]
+    t = make_tool(rng, pools)
+    args = choose_args(rng, pools, t)
+    tools = pick_tools(rng, pools, [t], rng.randint(1, 4))
+    parts = [mention(rng, n, t["params"][n], v) for n, v in args.items()]
+    rng.shuffle(parts)
+    user = rng.choice(["Call %s%s.", "Use %s%s.", "Run the tool %s%s."]) % (t["name"], join_mentions(rng, parts))
+    return tools, [{"role": "user", "content": user}, call_msg(rng, t, args)]
+
+
+def generate_drills(n, seed):
+    """Training-split copy drills (their own random stream: the conversations above are unchanged)."""
+    rng = random.Random("drill:%d" % seed)
+    pools = Pools("train")
+    out = []
+    for _ in range(n):
+        tools, messages = conv_drill(rng, pools)
+        out.append({"system": rng.choice(SYSTEMS), "tools": [t["schema"] for t in tools], "messages": messages})
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--train", type=int, default=60000)
     ap.add_argument("--heldout", type=int, default=600)
+    ap.add_argument("--drills", type=float, default=0.0,
+                    help="add this fraction of --train as copy drills to the training split (echo a request, "
+                         "state an argument value, call a tool named literally); default 0")
     a = ap.parse_args()
     for split, n in (("train", a.train), ("heldout", a.heldout)):
+        convs = generate(split, n, a.seed)
+        if split == "train" and a.drills > 0:  # appended: bpe.py reads the first conversations, train.py shuffles
+            convs += generate_drills(int(a.drills * n), a.seed)
         with open("%s/%s.jsonl" % (a.out, split), "w") as f:
-            for c in generate(split, n, a.seed):
+            for c in convs:
                 f.write(json.dumps(c, ensure_ascii=False) + "\n")
 
 

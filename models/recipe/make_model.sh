@@ -1,8 +1,8 @@
 #!/bin/sh
 # Re-create the bundled model from scratch on CPU (not part of CI):
 #   models/recipe/make_model.sh            # WORK=/var/lib/dloop-train MINUTES=110 SEED=1 THREADS=2
-# Experiments: BPE_ARGS (e.g. --split-words) and TRAIN_ARGS (e.g. "--tie --max-prompt 480") go to bpe.py and
-# train.py as they are; the defaults make the committed model.
+# Experiments: GEN_ARGS (e.g. "--drills 0.3"), BPE_ARGS (e.g. --split-words) and TRAIN_ARGS (e.g. "--tie
+# --max-prompt 480") go to gen_data.py, bpe.py and train.py as they are; the defaults make the committed model.
 # Steps: generate data, train the BPE tokenizer, train (resumes from WORK/ckpt.pt), export
 # models/default.gguf, evaluate on the held-out split, write the golden logits in tests/data/bundled/.
 # Needs Debian's python3 with python3-torch, python3-numpy, python3-regex and libopenblas0-pthread.
@@ -18,7 +18,8 @@ mkdir -p "$WORK/data"
 # OpenBLAS picks its own kernels; some environments force settings that make it slower.
 unset OPENBLAS_CORETYPE OPENBLAS_L2_SIZE
 
-[ -f "$WORK/data/train.jsonl" ] || $PY $R/gen_data.py --out "$WORK/data" --seed "$SEED" --train 60000 --heldout 600
+[ -f "$WORK/data/train.jsonl" ] || $PY $R/gen_data.py --out "$WORK/data" --seed "$SEED" --train 60000 --heldout 600 \
+    ${GEN_ARGS:-}
 [ -f "$WORK/tokenizer.json" ] || $PY $R/bpe.py --data "$WORK/data/train.jsonl" --out "$WORK/tokenizer.json" --vocab 4096 ${BPE_ARGS:-}
 $PY $R/train.py --data "$WORK/data" --tokenizer "$WORK/tokenizer.json" --work "$WORK" --max-minutes "$MINUTES" \
     --seed "$SEED" --threads "${THREADS:-2}" ${TRAIN_ARGS:-}
