@@ -72,6 +72,26 @@ std::string strip_markers(std::string text, const std::vector<toolcall::FixedPie
   return text;
 }
 
+// Infills spec after prompt with the preset's and the request's options, adding the passes, the
+// time and the answer's length to r.
+base::Result<toolcall::InfillResult> infill_into(const toolcall::InfillContext& ctx, const std::vector<int32_t>& prompt,
+                                                 const toolcall::InfillSpec& spec, const ReasoningPreset& preset,
+                                                 const ToolCallRequest& request, ToolCallResult* r) {
+  toolcall::InfillOptions io;
+  io.threshold = preset.threshold;
+  io.max_commits_per_pass = preset.max_commits_per_pass;
+  io.exact_prefix_choices = preset.exact_prefix_choices;
+  io.min_answer_length = request.answer_length;
+  io.string_budget = request.string_slot_tokens;
+  io.number_budget = request.number_slot_tokens;
+  DLOOP_ASSIGN_OR_RETURN(toolcall::InfillResult filled, toolcall::infill(ctx, prompt, spec, io));
+  r->forward_passes += filled.forward_passes;
+  r->timings.forward_ms += filled.forward_ms;
+  r->timings.sampling_ms += filled.sampling_ms;
+  r->completion_tokens = static_cast<int64_t>(filled.answer.size());
+  return filled;
+}
+
 }  // namespace
 
 base::Status validate_tool_call_request(const ToolCallRequest& r) {
@@ -226,18 +246,7 @@ base::Result<ToolCallResult> Engine::run_tool_call(const ToolCallRequest& reques
     spec.root = &tool.schema.root();
     spec.root_types = base::kSchemaObject;
     spec.suffix = {{"}", -1}, close, im_end};
-    toolcall::InfillOptions io;
-    io.threshold = preset.threshold;
-    io.max_commits_per_pass = preset.max_commits_per_pass;
-    io.exact_prefix_choices = preset.exact_prefix_choices;
-    io.min_answer_length = request.answer_length;
-    io.string_budget = request.string_slot_tokens;
-    io.number_budget = request.number_slot_tokens;
-    DLOOP_ASSIGN_OR_RETURN(toolcall::InfillResult filled, toolcall::infill(ctx, prompt, spec, io));
-    r.forward_passes += filled.forward_passes;
-    r.timings.forward_ms += filled.forward_ms;
-    r.timings.sampling_ms += filled.sampling_ms;
-    r.completion_tokens = static_cast<int64_t>(filled.answer.size());
+    DLOOP_ASSIGN_OR_RETURN(toolcall::InfillResult filled, infill_into(ctx, prompt, spec, preset, request, &r));
     r.canvas_text = tokenizer_.decode(filled.answer, /*render_special=*/true);
     filled.text = strip_markers(filled.text, {open, im_end, close});
     auto parsed = base::Json::parse(filled.text);
@@ -259,18 +268,7 @@ base::Result<ToolCallResult> Engine::run_tool_call(const ToolCallRequest& reques
     toolcall::InfillSpec spec;
     spec.root = &schema->root();
     spec.suffix = {im_end};
-    toolcall::InfillOptions io;
-    io.threshold = preset.threshold;
-    io.max_commits_per_pass = preset.max_commits_per_pass;
-    io.exact_prefix_choices = preset.exact_prefix_choices;
-    io.min_answer_length = request.answer_length;
-    io.string_budget = request.string_slot_tokens;
-    io.number_budget = request.number_slot_tokens;
-    DLOOP_ASSIGN_OR_RETURN(toolcall::InfillResult filled, toolcall::infill(ctx, prompt, spec, io));
-    r.forward_passes += filled.forward_passes;
-    r.timings.forward_ms += filled.forward_ms;
-    r.timings.sampling_ms += filled.sampling_ms;
-    r.completion_tokens = static_cast<int64_t>(filled.answer.size());
+    DLOOP_ASSIGN_OR_RETURN(toolcall::InfillResult filled, infill_into(ctx, prompt, spec, preset, request, &r));
     r.canvas_text = tokenizer_.decode(filled.answer, true);
     filled.text = strip_markers(filled.text, {im_end});
     auto parsed = base::Json::parse(filled.text);

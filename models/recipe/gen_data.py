@@ -144,9 +144,18 @@ def partition(items, split, min_each=1):
     return [s for s in ranked if s not in held]
 
 
+# Pseudo-words for --synth: syllables of English-like spelling, so every piece of a name or value the tokenizer
+# makes is seen often, and a value can only be produced by copying it from the prompt, not recalled from a list.
+ONSETS = ("b c d f g h j k l m n p r s t v w z br ch cl cr dr fl fr gl gr kl pl pr sc sh sk sl sm sn sp st str th "
+          "tr tw qu wh").split()
+VOWELS = "a e i o u a e i o u ai ea ee ie oa oo ou au y".split()
+CODAS = ["", "", "", "", "n", "r", "s", "l", "m", "t", "d", "k", "nd", "rt", "st", "ng", "rk", "ll", "rn", "x"]
+
+
 class Pools:
-    def __init__(self, split):
+    def __init__(self, split, synth=0.0):
         self.split = split
+        self.synth = synth
         self.nouns = partition(NOUNS, split)
         self.first = partition(FIRST, split)
         self.last = partition(LAST, split)
@@ -157,6 +166,29 @@ class Pools:
 
     def in_split(self, value):
         return split_of(str(value)) == self.split
+
+    def pseudo(self, rng, lo=1, hi=3):
+        """A made-up lower-case word whose hash falls in this split."""
+        while True:
+            w = "".join(rng.choice(ONSETS) + rng.choice(VOWELS) + rng.choice(CODAS)
+                        for _ in range(rng.randint(lo, hi)))
+            if len(w) >= 3 and self.in_split(w):
+                return w
+
+    def pick(self, rng, items, kind):
+        """rng.choice(items), or with probability synth a pseudo-word of the kind (noun, name, param, word).
+        With synth 0 this draws exactly what rng.choice does, so the default data stays the same."""
+        if self.synth <= 0 or rng.random() >= self.synth:
+            return rng.choice(items)
+        if kind == "name":
+            return self.pseudo(rng, 2, 3).capitalize()
+        if kind == "noun":
+            w = self.pseudo(rng, 1, 2)
+            return w if rng.random() < 0.6 else w + " " + rng.choice(items).split()[-1]
+        if kind == "param":
+            w = self.pseudo(rng, 1, 2)
+            return w if rng.random() < 0.7 else w + "_" + self.pseudo(rng, 1, 1)
+        return self.pseudo(rng, 1, 2)
 
 
 # ---------------------------------------------------------------------------------------------- values
@@ -171,23 +203,23 @@ def gen_value(rng, pools, kind, spec=None):
 
 def _raw_value(rng, pools, kind, spec):
     if kind == "person":
-        return rng.choice(pools.first) + " " + rng.choice(pools.last)
+        return pools.pick(rng, pools.first, "name") + " " + pools.pick(rng, pools.last, "name")
     if kind == "city":
-        return rng.choice(pools.cities)
+        return pools.pick(rng, pools.cities, "name")
     if kind == "date":
         return "%04d-%02d-%02d" % (rng.randint(2020, 2030), rng.randint(1, 12), rng.randint(1, 28))
     if kind == "time":
         return "%02d:%02d" % (rng.randint(0, 23), rng.choice([0, 5, 10, 15, 20, 30, 40, 45, 50]))
     if kind == "email":
-        return "%s.%s@%s" % (rng.choice(pools.first).lower(), rng.choice(pools.last).lower(), rng.choice(DOMAINS))
+        return "%s.%s@%s" % (pools.pick(rng, pools.first, "name").lower(), pools.pick(rng, pools.last, "name").lower(), rng.choice(DOMAINS))
     if kind == "id":
         return "%s-%d" % (rng.choice(ID_PREFIXES), rng.randint(100, 99999))
     if kind == "text":
-        return " ".join(rng.choice(pools.words) for _ in range(rng.randint(1, 4)))
+        return " ".join(pools.pick(rng, pools.words, "word") for _ in range(rng.randint(1, 4)))
     if kind == "word":
         return rng.choice(["ok", "done", "success", "queued", "confirmed", "active", "sent", "pending"])
     if kind == "url":
-        return "https://%s/%s" % (rng.choice(DOMAINS), rng.choice(pools.words))
+        return "https://%s/%s" % (rng.choice(DOMAINS), pools.pick(rng, pools.words, "word"))
     if kind == "integer":
         return rng.choice([rng.randint(1, 9), rng.randint(10, 99), rng.randint(100, 2000)])
     if kind == "number":
@@ -213,7 +245,9 @@ def make_param(rng, pools, kind, used):
     names = [n for n in pools.kind_names[kind] if n not in used]
     if not names:
         return None, None
-    name = rng.choice(names)
+    name = pools.pick(rng, names, "param")
+    if name in used:
+        return None, None
     jtype = KINDS[kind][0]
     spec = {"kind": kind, "schema": {"type": jtype}}
     if kind == "enum":
@@ -249,7 +283,7 @@ def sample_kinds(rng, n):
 
 def make_tool(rng, pools, verb=None, noun=None, extra_kind=None, small=False):
     verb = verb or rng.choice(list(VERBS))
-    noun = noun or rng.choice(pools.nouns)
+    noun = noun or pools.pick(rng, pools.nouns, "noun")
     name = verb + "_" + noun.replace(" ", "_")
     n_params = rng.choice([0, 1, 1, 2] if small else [0, 1, 1, 2, 2, 2, 3, 3, 4])
     kinds = sample_kinds(rng, n_params)
@@ -433,7 +467,7 @@ def conv_no_call(rng, pools):
     else:
         used = {(t["verb"], t["noun"]) for t in tools}
         while True:
-            verb, noun = rng.choice(list(VERBS)), rng.choice(pools.nouns)
+            verb, noun = rng.choice(list(VERBS)), pools.pick(rng, pools.nouns, "noun")
             if (verb, noun) not in used:
                 break
         fake = {"verb": verb, "noun": noun, "params": {}}
@@ -457,9 +491,9 @@ def make_conversation(rng, pools):
     return {"system": rng.choice(SYSTEMS), "tools": [t["schema"] for t in tools], "messages": messages}
 
 
-def generate(split, n, seed):
+def generate(split, n, seed, synth=0.0):
     rng = random.Random("%s:%d" % (split, seed))
-    pools = Pools(split)
+    pools = Pools(split, synth)
     return [make_conversation(rng, pools) for _ in range(n)]
 
 
@@ -523,9 +557,12 @@ def main():
     ap.add_argument("--drills", type=float, default=0.0,
                     help="add this fraction of --train as copy drills to the training split (echo a request, "
                          "state an argument value, call a tool named literally); default 0")
+    ap.add_argument("--synth", type=float, default=0.0,
+                    help="in the training split, draw each tool noun, parameter name, person name, city and word "
+                         "as a made-up pseudo-word with this probability (held-out split unchanged); default 0")
     a = ap.parse_args()
     for split, n in (("train", a.train), ("heldout", a.heldout)):
-        convs = generate(split, n, a.seed)
+        convs = generate(split, n, a.seed, a.synth if split == "train" else 0.0)
         if split == "train" and a.drills > 0:  # appended: bpe.py reads the first conversations, train.py shuffles
             convs += generate_drills(int(a.drills * n), a.seed)
         with open("%s/%s.jsonl" % (a.out, split), "w") as f:
