@@ -1,6 +1,6 @@
 """Synthetic tool-calling conversations, deterministic from a seed.
 
-Usage: gen_data.py --out DIR [--seed 1] [--train 60000] [--heldout 600]
+Usage: gen_data.py --out DIR [--seed 1] [--train 60000] [--heldout 600] [--drills F] [--synth F]
 Writes DIR/train.jsonl and DIR/heldout.jsonl (one conversation per line, see chat_format.py).
 Tool nouns, parameter names and values are partitioned by a hash into train and held-out pools, so the
 held-out split only has tool names, parameter names and values never seen in training.
