@@ -211,7 +211,8 @@ def _raw_value(rng, pools, kind, spec):
     if kind == "time":
         return "%02d:%02d" % (rng.randint(0, 23), rng.choice([0, 5, 10, 15, 20, 30, 40, 45, 50]))
     if kind == "email":
-        return "%s.%s@%s" % (pools.pick(rng, pools.first, "name").lower(), pools.pick(rng, pools.last, "name").lower(), rng.choice(DOMAINS))
+        first, last = pools.pick(rng, pools.first, "name"), pools.pick(rng, pools.last, "name")
+        return "%s.%s@%s" % (first.lower(), last.lower(), rng.choice(DOMAINS))
     if kind == "id":
         return "%s-%d" % (rng.choice(ID_PREFIXES), rng.randint(100, 99999))
     if kind == "text":

@@ -1,8 +1,9 @@
 #!/bin/sh
 # Re-create the bundled model from scratch on CPU (not part of CI):
 #   models/recipe/make_model.sh            # WORK=/var/lib/dloop-train MINUTES=110 SEED=1 THREADS=2
-# Experiments: GEN_ARGS (e.g. "--drills 0.3" or "--synth 0.6"), BPE_ARGS (e.g. --split-words) and TRAIN_ARGS (e.g. "--tie
-# --max-prompt 480") go to gen_data.py, bpe.py and train.py as they are; the defaults make the committed model.
+# Experiments: GEN_ARGS (e.g. "--drills 0.3" or "--synth 0.6"), BPE_ARGS (e.g. --split-words) and TRAIN_ARGS
+# (e.g. "--tie --max-prompt 480") go to gen_data.py, bpe.py and train.py as they are; the defaults make the
+# committed model.
 # Steps: generate data, train the BPE tokenizer, train (resumes from WORK/ckpt.pt), export
 # models/default.gguf, evaluate on the held-out split, write the golden logits in tests/data/bundled/.
 # Needs Debian's python3 with python3-torch, python3-numpy, python3-regex and libopenblas0-pthread.
