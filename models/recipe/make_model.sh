@@ -2,8 +2,8 @@
 # Re-create the bundled model from scratch on CPU (not part of CI):
 #   models/recipe/make_model.sh            # WORK=/var/lib/dloop-train MINUTES=110 SEED=1 THREADS=2
 # Experiments: GEN_ARGS (e.g. "--drills 0.3" or "--synth 0.6"), BPE_ARGS (e.g. --split-words) and TRAIN_ARGS
-# (e.g. "--tie --max-prompt 480") go to gen_data.py, bpe.py and train.py as they are; the defaults make the
-# committed model.
+# (e.g. "--tie --max-prompt 480 --pad-weight 0.1 --copy-weight 3 --curriculum 0.3") go to gen_data.py, bpe.py and
+# train.py as they are; the defaults make the committed model.
 # Steps: generate data, train the BPE tokenizer, train (resumes from WORK/ckpt.pt), export
 # models/default.gguf, evaluate on the held-out split, write the golden logits in tests/data/bundled/.
 # Needs Debian's python3 with python3-torch, python3-numpy, python3-regex and libopenblas0-pthread.

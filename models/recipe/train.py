@@ -5,7 +5,12 @@ Resumes from WORK/ckpt.pt when present; logs WORK/loss.csv; the LR follows the t
 Each example: prompt (never masked) + response (assistant text, <|im_end|>, <|endoftext|> padding to --resp-len).
 Per sequence t ~ U(0,1) (stratified over the batch), p = (1-eps) t + eps, each response token masked with
 probability p; loss = sum over masked tokens of CE / p, divided by resp-len and batch size.
+Options for experiments (defaults give the plain recipe): --pad-weight scales the loss on the end-of-text padding
+after the first one, --copy-weight the loss on answer tokens that also occur in the prompt (tool names, parameter
+names, values: what has to be looked up), and --curriculum F trains the first fraction F of the time budget on
+the shortest prompts only, the length limit growing linearly from the 20th percentile to the longest.
 """
+import bisect
 import argparse
 import json
 import math
@@ -76,9 +81,49 @@ def collate(examples, ids):
     return tokens, plen, tlen
 
 
-def diffusion_loss(model, tokens, plen, tlen, resp_len, gen, eps=1e-3, weighting="inv_t"):
+def format_ids(tok):
+    """Ids of tokens never copy-weighted: no letter or digit (punctuation, spaces), special and markup tokens
+    (<|im_end|>, <tool_call>), and the keys of the call ("name", "arguments")."""
+    out = set()
+    for i in range(len(tok.tokens)):
+        text = tok.decode([i])
+        if not any(ch.isalnum() for ch in text) or text.startswith("<") or text.strip() in ("name", "arguments"):
+            out.add(i)
+    return out
+
+
+def token_weights(examples, ids, L, pad_weight, copy_weight, fmt):
+    """(B, L) per-token loss factors for the response part; 1 everywhere when both weights are 1."""
+    w = torch.ones(len(ids), L)
+    if pad_weight == 1.0 and copy_weight == 1.0:
+        return w
+    for b, i in enumerate(ids):
+        prompt, resp = examples[i]
+        in_prompt = set(prompt) - fmt
+        n = len(prompt)
+        seen_eot = False
+        for j, t in enumerate(resp):
+            if t == EOT_ID:
+                if seen_eot:
+                    w[b, n + j] = pad_weight
+                seen_eot = True
+            elif t in in_prompt:
+                w[b, n + j] = copy_weight
+    return w
+
+
+def curriculum_batch(order, lens, frac, args, step):
+    """A batch from the examples whose prompt fits the curriculum's length limit at this point of the budget."""
+    lo = lens[len(lens) // 5]
+    limit = lo + (lens[-1] - lo) * min(1.0, frac / args.curriculum)
+    pool = bisect.bisect_right(lens, limit)
+    rng = random.Random(args.seed * 1000003 + 7 * step + 1)
+    return [order[rng.randrange(pool)] for _ in range(args.batch)]
+
+
+def diffusion_loss(model, tokens, plen, tlen, resp_len, gen, eps=1e-3, weighting="inv_t", tok_w=None):
     """LLaDA SFT loss (weighting inv_t) or the plain mean CE over masked tokens (weighting mean), and the
-    plain mean CE."""
+    plain mean CE. tok_w (B, L) scales each token's term of the inv_t loss."""
     B, L = tokens.shape
     t = (torch.rand(1, generator=gen) + torch.arange(B) / B) % 1.0
     p = (1 - eps) * t + eps
@@ -92,7 +137,10 @@ def diffusion_loss(model, tokens, plen, tlen, resp_len, gen, eps=1e-3, weighting
     if weighting == "mean":
         loss = ce.mean()
     else:
-        w = (1.0 / p)[:, None].expand(B, L)[masked]
+        w = (1.0 / p)[:, None].expand(B, L)
+        if tok_w is not None:
+            w = w * tok_w
+        w = w[masked]
         loss = (ce * w).sum() / (resp_len * B)
     return loss, ce.mean().detach(), int(masked.sum())
 
@@ -133,6 +181,12 @@ def main():
     ap.add_argument("--loss", choices=["inv_t", "mean"], default="inv_t",
                     help="inv_t: LLaDA's sum of CE / t per answer token; mean: the mean CE over masked tokens")
     ap.add_argument("--max-steps", type=int, default=0, help="stop after this many steps (0: time budget only)")
+    ap.add_argument("--pad-weight", type=float, default=1.0,
+                    help="loss factor on end-of-text padding after the first end-of-text (default 1)")
+    ap.add_argument("--copy-weight", type=float, default=1.0,
+                    help="loss factor on answer tokens (with a letter or digit) that also occur in the prompt")
+    ap.add_argument("--curriculum", type=float, default=0.0,
+                    help="fraction of the time budget trained on short prompts first (default 0: none)")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
@@ -167,6 +221,9 @@ def main():
     last_ckpt = time.time()
     per_epoch = len(batches_for_epoch(examples, 0, args.seed, args.batch))
     batches, batches_epoch = None, -1
+    fmt = format_ids(tok)
+    order = sorted(range(len(examples)), key=lambda i: len(examples[i][0]))
+    lens = [len(examples[i][0]) for i in order]
     stop = []
     signal.signal(signal.SIGTERM, lambda *_: stop.append(True))
     signal.signal(signal.SIGINT, lambda *_: stop.append(True))
@@ -175,17 +232,23 @@ def main():
         step = state["step"]
         if elapsed >= budget or (args.max_steps and step >= args.max_steps):
             break
-        epoch, k = divmod(step, per_epoch)
-        if batches_epoch != epoch:
-            batches, batches_epoch = batches_for_epoch(examples, epoch, args.seed, args.batch), epoch
-        tokens, plen, tlen = collate(examples, batches[k])
+        if args.curriculum > 0 and elapsed < args.curriculum * budget:
+            ids = curriculum_batch(order, lens, elapsed / budget, args, step)
+        else:
+            epoch, k = divmod(step, per_epoch)
+            if batches_epoch != epoch:
+                batches, batches_epoch = batches_for_epoch(examples, epoch, args.seed, args.batch), epoch
+            ids = batches[k]
+        tokens, plen, tlen = collate(examples, ids)
+        tok_w = token_weights(examples, ids, tokens.shape[1], args.pad_weight, args.copy_weight, fmt)
         gen = torch.Generator().manual_seed(args.seed * 7919 + step)
         lr = lr_at(elapsed / budget, step, args.lr, args.warmup)
         for g in opt.param_groups:
             g["lr"] = lr
         t0 = time.time()
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=args.bf16):
-            loss, ce, _ = diffusion_loss(model, tokens, plen, tlen, args.resp_len, gen, weighting=args.loss)
+            loss, ce, _ = diffusion_loss(model, tokens, plen, tlen, args.resp_len, gen, weighting=args.loss,
+                                      tok_w=tok_w)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
