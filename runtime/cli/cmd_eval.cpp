@@ -60,6 +60,44 @@ std::string describe_miss(const HeldoutTurn& turn, const std::string& got) {
       .append("\n          got  ").append(got);
 }
 
+// What one decoding of one turn produced, in the terms the tally needs.
+struct Decoded {
+  bool started = false;  // a call was begun (schema-guided: the model chose to call)
+  bool parsed = false;   // the call parses (schema-guided: always, when begun)
+  std::string name;
+  Json arguments;
+  std::string shown;     // what --verbose prints on a miss
+  double forward_passes = 0;
+};
+
+// Decodes every turn with decode(turn) -> StatusOr<Decoded> and tallies it; false (after printing
+// the failing line) when a decode fails.
+template <class Decode, class Progress>
+bool tally_method(const std::vector<HeldoutTurn>& turns, const std::string& method, bool verbose,
+                  Progress&& progress, Decode&& decode, Tally& t) {
+  for (size_t i = 0; i < turns.size(); ++i) {
+    const HeldoutTurn& turn = turns[i];
+    const auto t0 = Clock::now();
+    base::Result<Decoded> d = decode(turn);
+    if (!d.ok()) {
+      std::fprintf(stderr, "dloop eval: line %lld: %s\n", static_cast<long long>(turn.line),
+                   d.status().message().c_str());
+      return false;
+    }
+    t.wall_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+    t.passes.push_back(d->forward_passes);
+    count_turn(t, turn, d->started);
+    t.started += d->started;
+    t.json_ok += d->parsed;
+    if (d->parsed) count_call(t, turn, d->name, d->arguments);
+    const bool right = d->parsed ? turn.gold_call && match_call(turn, d->name, d->arguments).exact
+                                 : !d->started && !turn.gold_call;
+    if (verbose && !right) std::fprintf(stderr, "%s %s\n", method.c_str(), describe_miss(turn, d->shown).c_str());
+    progress(method.c_str(), i + 1);
+  }
+  return true;
+}
+
 }  // namespace
 
 int cmd_eval(const std::vector<std::string>& args) {
@@ -117,31 +155,18 @@ int cmd_eval(const std::vector<std::string>& args) {
   for (engine::ReasoningEffort effort : efforts) {
     const std::string method = std::string("schema-guided-") + engine::reasoning_effort_name(effort);
     Tally t;
-    for (size_t i = 0; i < turns->size(); ++i) {
-      const HeldoutTurn& turn = (*turns)[i];
+    auto guided = [&](const HeldoutTurn& turn) -> base::Result<Decoded> {
       engine::ToolCallRequest r;
       r.messages = turn.messages;
       r.tools = turn.tools;
       r.effort = effort;
-      const auto t0 = Clock::now();
       auto res = e.tool_call(r);
-      if (!res.ok()) {
-        std::fprintf(stderr, "dloop eval: line %lld: %s\n", static_cast<long long>(turn.line),
-                     res.status().message().c_str());
-        return kExitFailed;
-      }
-      t.wall_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
-      t.passes.push_back(static_cast<double>(res->forward_passes));
-      count_turn(t, turn, res->is_call);
-      if (res->is_call) count_call(t, turn, res->name, res->arguments_json);
-      const bool right = res->is_call ? turn.gold_call && match_call(turn, res->name, res->arguments_json).exact
-                                      : !turn.gold_call;
-      if (verbose && !right) {
-        std::fprintf(stderr, "%s %s\n", method.c_str(),
-                     describe_miss(turn, res->is_call ? res->name + " " + res->arguments : "answer: " + res->answer).c_str());
-      }
-      progress(method.c_str(), i + 1);
-    }
+      if (!res.ok()) return res.status();
+      return Decoded{res->is_call, res->is_call, res->name, res->arguments_json,
+                     res->is_call ? res->name + " " + res->arguments : "answer: " + res->answer,
+                     static_cast<double>(res->forward_passes)};
+    };
+    if (!tally_method(*turns, method, verbose, progress, guided, t)) return kExitFailed;
     results.push_back(t.report(method));
   }
   if (!a->has("no-free")) {
@@ -150,31 +175,17 @@ int cmd_eval(const std::vector<std::string>& args) {
     o.block_length = 32;
     o.threshold = 0.9;
     Tally t;
-    for (size_t i = 0; i < turns->size(); ++i) {
-      const HeldoutTurn& turn = (*turns)[i];
+    auto free_decode = [&](const HeldoutTurn& turn) -> base::Result<Decoded> {
       engine::GenerateRequest g;
       g.messages = turn.messages;
       g.tools = turn.tool_json;
       g.decode = o;
-      const auto t0 = Clock::now();
       auto r = e.generate(g);
-      if (!r.ok()) {
-        std::fprintf(stderr, "dloop eval: line %lld: %s\n", static_cast<long long>(turn.line),
-                     r.status().message().c_str());
-        return kExitFailed;
-      }
-      t.wall_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
-      t.passes.push_back(static_cast<double>(r->forward_passes));
+      if (!r.ok()) return r.status();
       FreeCall f = read_free_call(e, r->output_tokens);
-      count_turn(t, turn, f.started);
-      t.started += f.started;
-      t.json_ok += f.parsed;
-      if (f.parsed) count_call(t, turn, f.name, f.arguments);
-      const bool right = f.parsed ? turn.gold_call && match_call(turn, f.name, f.arguments).exact
-                                  : !f.started && !turn.gold_call;
-      if (verbose && !right) std::fprintf(stderr, "free %s\n", describe_miss(turn, r->text).c_str());
-      progress("free", i + 1);
-    }
+      return Decoded{f.started, f.parsed, f.name, f.arguments, r->text, static_cast<double>(r->forward_passes)};
+    };
+    if (!tally_method(*turns, "free", verbose, progress, free_decode, t)) return kExitFailed;
     results.push_back(t.report("free"));
   }
   if (json) {
