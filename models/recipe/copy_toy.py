@@ -3,7 +3,7 @@ from a prompt of 0..--context random tokens. --mode end puts the span at the end
 relative to the answer); --mode marker puts it at a random place after a marker token (found only by content).
 Prints the loss and the masked cross-entropy every 100 steps.
 
-Usage: copy_toy.py [--mode end|marker] [--context 300] [--steps 600] [--lr 1e-3]
+Usage: copy_toy.py [--mode end|marker] [--context 300] [--steps 600] [--lr 1e-3] [--rope-theta 10000] [--layers 2]
 """
 import argparse
 import random
@@ -36,18 +36,23 @@ def main():
     ap.add_argument("--lr", type=float, default=1e-3)
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--rope-theta", type=float, default=10000.0)
+    ap.add_argument("--layers", type=int, default=2)
+    ap.add_argument("--loss", choices=["inv_t", "mean"], default="inv_t")
+    ap.add_argument("--no-bf16", dest="bf16", action="store_false")
     a = ap.parse_args()
     torch.manual_seed(0)
     torch.set_num_threads(a.threads)
-    model = LLaDA(Config(vocab=VOCAB, dim=128, layers=2, heads=4, ffn=256, tie=True))
+    model = LLaDA(Config(vocab=VOCAB, dim=128, layers=a.layers, heads=4, ffn=256, tie=True,
+                          rope_theta=a.rope_theta))
     opt = torch.optim.AdamW(model.parameters(), lr=a.lr, betas=(0.9, 0.95), weight_decay=0.01)
     rng = random.Random(0)
     for step in range(a.steps + 1):
         batch = [example(rng, a.mode, a.context) for _ in range(a.batch)]
         tokens, plen, tlen = train.collate(batch, list(range(a.batch)))
         gen = torch.Generator().manual_seed(step)
-        with torch.autocast("cpu", dtype=torch.bfloat16):
-            loss, ce, _ = train.diffusion_loss(model, tokens, plen, tlen, RESP, gen)
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=a.bf16):
+            loss, ce, _ = train.diffusion_loss(model, tokens, plen, tlen, RESP, gen, weighting=a.loss)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)

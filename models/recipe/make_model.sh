@@ -1,9 +1,10 @@
 #!/bin/sh
 # Re-create the bundled model from scratch on CPU (not part of CI):
-#   models/recipe/make_model.sh            # WORK=/var/lib/dloop-train MINUTES=110 SEED=1 THREADS=2
+#   models/recipe/make_model.sh            # WORK=/var/lib/dloop-train MINUTES=110 SEED=1 THREADS=2 DEVICE=cpu
+# DEVICE=cuda trains on a GPU (give TRAIN_ARGS a larger --batch there); export and goldens run on the CPU.
 # Experiments: GEN_ARGS (e.g. "--drills 0.3" or "--synth 0.6"), BPE_ARGS (e.g. --split-words) and TRAIN_ARGS
-# (e.g. "--tie --max-prompt 480 --pad-weight 0.1 --copy-weight 3 --curriculum 0.3") go to gen_data.py, bpe.py and
-# train.py as they are; the defaults make the committed model.
+# (e.g. "--tie --max-prompt 480 --slot-frac 0.5 --pad-weight 0.1 --copy-weight 3 --curriculum 0.3") go to
+# gen_data.py, bpe.py and train.py as they are; the defaults make the committed model.
 # Steps: generate data, train the BPE tokenizer, train (resumes from WORK/ckpt.pt), export
 # models/default.gguf, evaluate on the held-out split, write the golden logits in tests/data/bundled/.
 # Needs Debian's python3 with python3-torch, python3-numpy, python3-regex and libopenblas0-pthread.
@@ -23,7 +24,7 @@ unset OPENBLAS_CORETYPE OPENBLAS_L2_SIZE
     ${GEN_ARGS:-}
 [ -f "$WORK/tokenizer.json" ] || $PY $R/bpe.py --data "$WORK/data/train.jsonl" --out "$WORK/tokenizer.json" --vocab 4096 ${BPE_ARGS:-}
 $PY $R/train.py --data "$WORK/data" --tokenizer "$WORK/tokenizer.json" --work "$WORK" --max-minutes "$MINUTES" \
-    --seed "$SEED" --threads "${THREADS:-2}" ${TRAIN_ARGS:-}
+    --seed "$SEED" --threads "${THREADS:-2}" --device "${DEVICE:-cpu}" ${TRAIN_ARGS:-}
 $PY $R/export_gguf.py --ckpt "$WORK/final.pt" --tokenizer "$WORK/tokenizer.json" --out models/default.gguf \
     --type "$TYPE"
 $PY $R/dump_logits.py --gguf models/default.gguf --ckpt "$WORK/final.pt" --tokenizer "$WORK/tokenizer.json" \

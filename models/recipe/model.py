@@ -115,7 +115,8 @@ class LLaDA(nn.Module):
         key_bias = None
         if lengths is not None and int(lengths.min()) < L:
             valid = torch.arange(L, device=ids.device)[None, :] < lengths[:, None]
-            key_bias = torch.zeros(B, 1, 1, L).masked_fill(~valid[:, None, None, :], float("-inf"))
+            key_bias = torch.zeros(B, 1, 1, L, device=ids.device)
+            key_bias = key_bias.masked_fill(~valid[:, None, None, :], float("-inf"))
         x = self.embed(ids)
         cos, sin = self.cos[:L], self.sin[:L]
         for b in self.blocks:

@@ -1,6 +1,7 @@
 """Does the model read the tool name from the context? For call turns with more than one tool offered, the gold
 answer is given except the first token of the tool name (the verb); prints how often the argmax is right and, for
-a few turns, the top five next to the request.
+a few turns, the top five next to the request. Then, with the answer masked after `<tool_call>{"name": "`, the mean
+log-likelihood of the gold name with the turn's own tools and with another turn's tools in the prompt.
 
 Usage: probe_name.py --ckpt WORK/final.pt --tokenizer WORK/tokenizer.json --data WORK/data/train.jsonl [--n 40]
 """
@@ -60,6 +61,26 @@ def main():
                                                         [tok.decode([t]) for t in logits.topk(5).indices.tolist()],
                                                         user[:110]))
     print("first name token right (rest of the answer given): %d/%d" % (right, min(a.n, len(cases))))
+
+    def name_nll(conv, i, name):
+        """-log p of the name's tokens with the call prefix given and the rest of the answer masked."""
+        prompt = tok.encode(cf.render_prompt(conv, i))
+        ids = tok.encode(cf.TOOL_CALL + '{"name": "' + name)[len(pre):]
+        canvas = prompt + pre + [MASK_ID] * (RESP_LEN - len(pre))
+        at = len(prompt) + len(pre)
+        with torch.no_grad():
+            lp = model(torch.tensor([canvas]))[0, at:at + len(ids)].float().log_softmax(-1)
+        return -float(lp[torch.arange(len(ids)), torch.tensor(ids)].sum())
+
+    own = other = 0.0
+    n = min(a.n, len(cases))
+    for k, (c, i) in enumerate(cases[:n]):
+        swapped = dict(c, tools=cases[(k + 1) % n][0]["tools"])
+        name = c["messages"][i]["tool_call"]["name"]
+        own += name_nll(c, i, name)
+        other += name_nll(swapped, i, name)
+    print("name NLL (nats, answer masked after the call prefix): %.2f with the turn's tools, %.2f with another "
+          "turn's tools (equal: the tools are not read)" % (own / n, other / n))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Masked-diffusion SFT of the bundled model (LLaDA recipe), on CPU, under a wall-time budget.
 
-Usage: train.py --data DIR --tokenizer TOK.json --work /var/lib/dloop-train [--max-minutes 80]
+Usage: train.py --data DIR --tokenizer TOK.json --work /var/lib/dloop-train [--max-minutes 80] [--device cuda]
 Resumes from WORK/ckpt.pt when present; logs WORK/loss.csv; the LR follows the time budget.
 Each example: prompt (never masked) + response (assistant text, <|im_end|>, <|endoftext|> padding to --resp-len).
 Per sequence t ~ U(0,1) (stratified over the batch), p = (1-eps) t + eps, each response token masked with
@@ -31,17 +31,74 @@ from model import LLaDA, Config  # noqa: E402
 EOT_ID, MASK_ID = 0, 3
 
 
-def build_examples(path, tok, resp_len, max_prompt):
-    """[(prompt ids, response ids padded to resp_len)], dropping those that do not fit."""
-    out, dropped = [], 0
+def slotted_call_ids(tok, call, string_width=24, number_width=12):
+    """Token ids of `<tool_call>...</tool_call><|im_end|>` laid out as the schema-guided decoder lays out its canvas
+    (docs/tool-calls.md): committed text tokenised run by run, each string value (content and closing quote) then
+    single-space tokens up to string_width positions, each number up to number_width."""
+    space = tok.encode(" ")
+    assert len(space) == 1, "the tokenizer has no single-space token"
+    ids, text = [], []
+
+    def flush():
+        if text:
+            ids.extend(tok.encode("".join(text)))
+            text.clear()
+
+    def value(v):
+        if isinstance(v, str):
+            text.append('"')
+            flush()
+            c = tok.encode(chat_format.dumps(v)[1:])
+            ids.extend(c + space * max(0, string_width - len(c)))
+        elif isinstance(v, (int, float)) and not isinstance(v, bool):
+            flush()
+            c = tok.encode(chat_format.dumps(v))
+            ids.extend(c + space * max(0, number_width - len(c)))
+        elif isinstance(v, list):
+            text.append("[")
+            for i, x in enumerate(v):
+                text.append(", " if i else "")
+                value(x)
+            text.append("]")
+        elif isinstance(v, dict):
+            text.append("{")
+            for i, (k, x) in enumerate(v.items()):
+                text.append((", " if i else "") + chat_format.dumps(k) + ": ")
+                value(x)
+            text.append("}")
+        else:
+            text.append(chat_format.dumps(v))
+
+    text.append(chat_format.TOOL_CALL + '{"name": ' + chat_format.dumps(call["name"]) + ', "arguments": ')
+    value(call["arguments"])
+    text.append("}" + chat_format.TOOL_CALL_END + chat_format.IM_END)
+    flush()
+    return ids
+
+
+def build_examples(path, tok, resp_len, max_prompt, slot_frac=0.0):
+    """[(prompt ids, response ids padded to resp_len)], dropping those that do not fit. A fraction slot_frac of the
+    tool-call answers (chosen by a hash of the line and turn) is laid out as the decoder's canvas, when it fits."""
+    out, dropped, slotted = [], 0, 0
     with open(path) as f:
-        for line in f:
-            for p, r in chat_format.sft_pairs(json.loads(line)):
-                pi, ri = tok.encode(p), tok.encode(r)
+        for n, line in enumerate(f):
+            conv = json.loads(line)
+            for i, m in enumerate(conv["messages"]):
+                if m["role"] != "assistant":
+                    continue
+                pi = tok.encode(chat_format.render_prompt(conv, i))
+                ri = tok.encode(chat_format.assistant_content(m) + chat_format.IM_END)
+                if "tool_call" in m and random.Random(n * 1009 + i).random() < slot_frac:
+                    si = slotted_call_ids(tok, m["tool_call"])
+                    if len(si) <= resp_len:
+                        ri = si
+                        slotted += 1
                 if len(pi) > max_prompt or len(ri) > resp_len:
                     dropped += 1
                     continue
                 out.append((pi, ri + [EOT_ID] * (resp_len - len(ri))))
+    if slot_frac:
+        print("slotted answers", slotted, flush=True)
     return out, dropped
 
 
@@ -49,7 +106,8 @@ def load_examples(args, tok):
     cache = os.path.join(args.work, "examples.pt")
     if os.path.exists(cache):
         return torch.load(cache)
-    ex, dropped = build_examples(os.path.join(args.data, "train.jsonl"), tok, args.resp_len, args.max_prompt)
+    ex, dropped = build_examples(os.path.join(args.data, "train.jsonl"), tok, args.resp_len, args.max_prompt,
+                                 args.slot_frac)
     print("examples", len(ex), "dropped", dropped, flush=True)
     torch.save(ex, cache)
     return ex
@@ -123,24 +181,25 @@ def curriculum_batch(order, lens, frac, args, step):
 
 def diffusion_loss(model, tokens, plen, tlen, resp_len, gen, eps=1e-3, weighting="inv_t", tok_w=None):
     """LLaDA SFT loss (weighting inv_t) or the plain mean CE over masked tokens (weighting mean), and the
-    plain mean CE. tok_w (B, L) scales each token's term of the inv_t loss."""
+    plain mean CE. tok_w (B, L) scales each token's term (mean: a weighted mean)."""
     B, L = tokens.shape
     t = (torch.rand(1, generator=gen) + torch.arange(B) / B) % 1.0
     p = (1 - eps) * t + eps
     pos = torch.arange(L)[None, :]
     is_resp = (pos >= plen[:, None]) & (pos < tlen[:, None])
     masked = is_resp & (torch.rand(B, L, generator=gen) < p[:, None])
+    dev = model.embed.weight.device
+    tokens, masked, p, tlen = tokens.to(dev), masked.to(dev), p.to(dev), tlen.to(dev)
+    tok_w = tok_w.to(dev) if tok_w is not None else None
     noisy = tokens.masked_fill(masked, MASK_ID)
     h = model.hidden(noisy, tlen)
     logits = model.out(h[masked])
     ce = F.cross_entropy(logits, tokens[masked], reduction="none")
+    tw = tok_w[masked] if tok_w is not None else torch.ones_like(ce)
     if weighting == "mean":
-        loss = ce.mean()
+        loss = (ce * tw).sum() / tw.sum().clamp_min(1e-6)
     else:
-        w = (1.0 / p)[:, None].expand(B, L)
-        if tok_w is not None:
-            w = w * tok_w
-        w = w[masked]
+        w = (1.0 / p)[:, None].expand(B, L)[masked] * tw
         loss = (ce * w).sum() / (resp_len * B)
     return loss, ce.mean().detach(), int(masked.sum())
 
@@ -150,9 +209,14 @@ def lr_at(frac, step, base, warmup):
     return base * warm * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(frac, 1.0))))
 
 
+def cpu_state(model):
+    """The weights as CPU tensors, so a checkpoint trained on a GPU loads anywhere."""
+    return {k: v.detach().cpu() for k, v in model.state_dict().items()}
+
+
 def save(path, model, opt, state):
     tmp = path + ".tmp"
-    torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "config": model.c.to_dict(),
+    torch.save({"model": cpu_state(model), "opt": opt.state_dict(), "config": model.c.to_dict(),
                 "state": state}, tmp)
     os.replace(tmp, path)
 
@@ -175,6 +239,7 @@ def main():
     ap.add_argument("--max-prompt", type=int, default=416)
     ap.add_argument("--ckpt-minutes", type=float, default=5)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--device", default="cpu", help="torch device to train on (cpu, cuda); checkpoints are saved for CPU")
     ap.add_argument("--no-bf16", dest="bf16", action="store_false",
                     help="matrix products in float32 (default: bfloat16 autocast, weights and optimizer in float32)")
     ap.add_argument("--tie", action="store_true", help="tie the output projection to the embedding")
@@ -185,6 +250,9 @@ def main():
                     help="loss factor on end-of-text padding after the first end-of-text (default 1)")
     ap.add_argument("--copy-weight", type=float, default=1.0,
                     help="loss factor on answer tokens (with a letter or digit) that also occur in the prompt")
+    ap.add_argument("--slot-frac", type=float, default=0.0,
+                    help="fraction of tool-call answers laid out as the schema-guided decoder's canvas (values padded "
+                         "with spaces to the slot widths; default 0)")
     ap.add_argument("--curriculum", type=float, default=0.0,
                     help="fraction of the time budget trained on short prompts first (default 0: none)")
     args = ap.parse_args()
@@ -194,12 +262,12 @@ def main():
     tok = Tokenizer.load(args.tokenizer)
     examples = load_examples(args, tok)
     cfg = Config(vocab=len(tok.tokens), dim=args.dim, layers=args.layers, heads=args.heads, ffn=args.ffn, tie=args.tie)
-    model = LLaDA(cfg)
+    model = LLaDA(cfg).to(args.device)
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, betas=(0.9, 0.95), weight_decay=0.01)
     ckpt = os.path.join(args.work, "ckpt.pt")
     state = {"step": 0, "elapsed": 0.0, "args": vars(args)}
     if os.path.exists(ckpt):
-        saved = torch.load(ckpt)
+        saved = torch.load(ckpt, map_location=args.device)
         model.load_state_dict(saved["model"])
         opt.load_state_dict(saved["opt"])
         state = saved["state"]
@@ -246,7 +314,7 @@ def main():
         for g in opt.param_groups:
             g["lr"] = lr
         t0 = time.time()
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=args.bf16):
+        with torch.autocast(torch.device(args.device).type, dtype=torch.bfloat16, enabled=args.bf16):
             loss, ce, _ = diffusion_loss(model, tokens, plen, tlen, args.resp_len, gen, weighting=args.loss,
                                       tok_w=tok_w)
         opt.zero_grad(set_to_none=True)
@@ -269,7 +337,7 @@ def main():
     if stop:
         print("stopped by a signal at step %d; run again to resume" % state["step"], flush=True)
         sys.exit(3)  # not finished: make_model.sh stops here instead of exporting
-    torch.save({"model": model.state_dict(), "config": cfg.to_dict(), "state": state},
+    torch.save({"model": cpu_state(model), "config": cfg.to_dict(), "state": state},
                os.path.join(args.work, "final.pt"))
     print("done: step %d, %.1f min" % (state["step"], state["elapsed"] / 60), flush=True)
 

@@ -193,14 +193,9 @@ asio::awaitable<Outcome> RunContext::run_agent(const workflows::Step& step, cons
       tc.payload.set("name", name);
       tc.payload.set("arguments", arguments);
       batch.push_back(std::move(tc));
-      tools::ToolContext tctx;
-      tctx.blocking = services_.blocking;
-      tctx.deadline = deadline;
-      tctx.workspace = request_.workspace;
-      tctx.scope = request_.workflow->name;
       const auto start = Clock::now();
       const int64_t started_ms = unix_ms_now();
-      auto op = call_tool(&allowed, path, attempt, turn, calls, name, arguments, std::move(tctx));
+      auto op = call_tool(&allowed, path, attempt, turn, calls, name, arguments, tool_context(deadline));
       tools::ToolResult tr = co_await std::move(op);
       if (!tr.ok() && tr.error().kind == tools::ToolErrorKind::kCancelled) co_return Outcome::cancelled();
       memory::NewEvent res = turn_event(et::kToolResult, path, attempt, turn);

@@ -86,6 +86,15 @@ workflows::EvalContext RunContext::eval_context(const Scope& scope) const {
   return c;
 }
 
+tools::ToolContext RunContext::tool_context(Deadline deadline) const {
+  tools::ToolContext c;
+  c.blocking = services_.blocking;
+  c.deadline = deadline;
+  c.workspace = request_.workspace;
+  c.scope = request_.workflow->name;
+  return c;
+}
+
 asio::awaitable<base::Status> RunContext::commit(std::vector<memory::NewEvent> events) {
   if (events.empty()) co_return base::Status();
   if (request_.replay) {

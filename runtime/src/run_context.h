@@ -111,6 +111,8 @@ class RunContext {
                                                tools::ToolContext ctx);
 
   workflows::EvalContext eval_context(const Scope& scope) const;
+  // What a tool invoked by this run gets: blocking pool, deadline, workspace, the workflow as scope.
+  tools::ToolContext tool_context(Deadline deadline) const;
   bool cancelled() const { return services_.cancelled->load() || (request_.replay && request_.replay->stopped()); }
   bool strict_replay() const { return request_.replay && request_.replay->strict(); }
   const RunRequest& request() const { return request_; }

@@ -34,14 +34,9 @@ asio::awaitable<Outcome> RunContext::run_tool(const Step& step, const workflows:
   call.payload.set("arguments", arguments);
   pending.push_back(std::move(call));
 
-  tools::ToolContext ctx;
-  ctx.blocking = services_.blocking;
-  ctx.deadline = deadline;
-  ctx.workspace = request_.workspace;
-  ctx.scope = request_.workflow->name;
   const auto start = Clock::now();
   const int64_t started_ms = unix_ms_now();
-  auto op = call_tool(&registry_, path, attempt, 0, 0, tool.tool, std::move(arguments), std::move(ctx));
+  auto op = call_tool(&registry_, path, attempt, 0, 0, tool.tool, std::move(arguments), tool_context(deadline));
   tools::ToolResult result = co_await std::move(op);
   const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
   if (!result.ok() && result.error().kind == tools::ToolErrorKind::kCancelled) co_return Outcome::cancelled();

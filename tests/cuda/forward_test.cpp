@@ -68,6 +68,18 @@ TEST(CudaForward, RegisteredWithTheDeviceRegistry) {
   EXPECT_TRUE(device_backend_available(Device::kCuda));
 }
 
+// The device's uncached forward of `rows` equals the CPU forward within the model's tolerance.
+void expect_device_matches_cpu(kernels::ThreadPool& pool, Loaded& l, const std::vector<int32_t>& tokens,
+                               const std::vector<int32_t>& rows) {
+  const int64_t V = l.model->config().n_vocab;
+  std::vector<float> want(rows.size() * static_cast<size_t>(V)), got(want.size());
+  ForwardState fs;
+  ASSERT_STATUS_OK(l.model->forward(pool, tokens, rows, want.data(), fs));
+  auto fwd = l.device->make_forwarder(CacheMode::kNone);
+  ASSERT_STATUS_OK(fwd->forward(tokens, rows, got.data(), PassHint{}));
+  EXPECT_CLOSE(got, want, tolerance(*l.model));
+}
+
 TEST(CudaForward, CheckedInModelsMatchTheCpuForward) {
   DLOOP_SKIP_WITHOUT_GPU();
   kernels::ThreadPool pool(2);
@@ -81,12 +93,7 @@ TEST(CudaForward, CheckedInModelsMatchTheCpuForward) {
     for (size_t len : {1u, 9u, 70u}) {
       const auto tokens = random_tokens(len, V, len + 3);
       const auto rows = rows_between(0, static_cast<int64_t>(len));
-      std::vector<float> want(len * static_cast<size_t>(V)), got(want.size());
-      ForwardState fs;
-      ASSERT_STATUS_OK(l.model->forward(pool, tokens, rows, want.data(), fs));
-      auto fwd = l.device->make_forwarder(CacheMode::kNone);
-      ASSERT_STATUS_OK(fwd->forward(tokens, rows, got.data(), PassHint{}));
-      EXPECT_CLOSE(got, want, tolerance(*l.model));
+      expect_device_matches_cpu(pool, l, tokens, rows);
     }
   }
 }
@@ -110,12 +117,7 @@ TEST(CudaForward, RandomPresetModelsMatchTheCpuForward) {
       const int64_t V = l.model->config().n_vocab;
       const auto tokens = random_tokens(300, V, 5);  // > 256 queries: the 4-queries-per-warp attention path
       const auto rows = std::vector<int32_t>{0, 1, 150, 298, 299};
-      std::vector<float> want(rows.size() * static_cast<size_t>(V)), got(want.size());
-      ForwardState fs;
-      ASSERT_STATUS_OK(l.model->forward(pool, tokens, rows, want.data(), fs));
-      auto fwd = l.device->make_forwarder(CacheMode::kNone);
-      ASSERT_STATUS_OK(fwd->forward(tokens, rows, got.data(), PassHint{}));
-      EXPECT_CLOSE(got, want, tolerance(*l.model));
+      expect_device_matches_cpu(pool, l, tokens, rows);
     }
   }
 }
