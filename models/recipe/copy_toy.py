@@ -4,6 +4,7 @@ relative to the answer); --mode marker puts it at a random place after a marker 
 Prints the loss and the masked cross-entropy every 100 steps.
 
 Usage: copy_toy.py [--mode end|marker] [--context 300] [--steps 600] [--lr 1e-3] [--rope-theta 10000] [--layers 2]
+       [--start-context 30]
 """
 import argparse
 import random
@@ -36,6 +37,8 @@ def main():
     ap.add_argument("--lr", type=float, default=1e-3)
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--start-context", type=int, default=0,
+                    help="curriculum: the context grows from this to --context over the first half of the steps")
     ap.add_argument("--rope-theta", type=float, default=10000.0)
     ap.add_argument("--layers", type=int, default=2)
     ap.add_argument("--loss", choices=["inv_t", "mean"], default="inv_t")
@@ -48,7 +51,10 @@ def main():
     opt = torch.optim.AdamW(model.parameters(), lr=a.lr, betas=(0.9, 0.95), weight_decay=0.01)
     rng = random.Random(0)
     for step in range(a.steps + 1):
-        batch = [example(rng, a.mode, a.context) for _ in range(a.batch)]
+        context = a.context
+        if a.start_context:
+            context = int(a.start_context + (a.context - a.start_context) * min(1.0, step / (a.steps / 2)))
+        batch = [example(rng, a.mode, context) for _ in range(a.batch)]
         tokens, plen, tlen = train.collate(batch, list(range(a.batch)))
         gen = torch.Generator().manual_seed(step)
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=a.bf16):
