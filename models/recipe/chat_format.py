@@ -68,15 +68,6 @@ def render_conversation(conv):
     return text + "".join(render_message(m) for m in conv["messages"])
 
 
-def sft_pairs(conv):
-    """(prompt text, response text) for each assistant turn; response ends with <|im_end|>."""
-    out = []
-    for i, m in enumerate(conv["messages"]):
-        if m["role"] == "assistant":
-            out.append((render_prompt(conv, i), assistant_content(m) + IM_END))
-    return out
-
-
 def parse_tool_call(text):
     """The call dict from an answer, or None when the answer is not a tool call; raises ValueError on bad JSON."""
     text = text.strip()

@@ -10,8 +10,8 @@ after the first one, --copy-weight the loss on answer tokens that also occur in 
 names, values: what has to be looked up), and --curriculum F trains the first fraction F of the time budget on
 the shortest prompts only, the length limit growing linearly from the 20th percentile to the longest.
 """
-import bisect
 import argparse
+import bisect
 import json
 import math
 import os
@@ -103,7 +103,7 @@ def build_examples(path, tok, resp_len, max_prompt, slot_frac=0.0):
 
 
 def load_examples(args, tok):
-    cache = os.path.join(args.work, "examples.pt")
+    cache = os.path.join(args.work, "examples-r%d-p%d-s%g.pt" % (args.resp_len, args.max_prompt, args.slot_frac))
     if os.path.exists(cache):
         return torch.load(cache)
     ex, dropped = build_examples(os.path.join(args.data, "train.jsonl"), tok, args.resp_len, args.max_prompt,
@@ -151,10 +151,10 @@ def format_ids(tok):
 
 
 def token_weights(examples, ids, L, pad_weight, copy_weight, fmt):
-    """(B, L) per-token loss factors for the response part; 1 everywhere when both weights are 1."""
-    w = torch.ones(len(ids), L)
+    """(B, L) per-token loss factors for the response part, or None when both weights are 1."""
     if pad_weight == 1.0 and copy_weight == 1.0:
-        return w
+        return None
+    w = torch.ones(len(ids), L)
     for b, i in enumerate(ids):
         prompt, resp = examples[i]
         in_prompt = set(prompt) - fmt
