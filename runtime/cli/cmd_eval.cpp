@@ -70,7 +70,7 @@ struct Decoded {
   double forward_passes = 0;
 };
 
-// Decodes every turn with decode(turn) -> StatusOr<Decoded> and tallies it; false (after printing
+// Decodes every turn with decode(turn) -> Result<Decoded> and tallies it; false (after printing
 // the failing line) when a decode fails.
 template <class Decode, class Progress>
 bool tally_method(const std::vector<HeldoutTurn>& turns, const std::string& method, bool verbose,
