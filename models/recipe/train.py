@@ -179,14 +179,17 @@ def curriculum_batch(order, lens, frac, args, step):
     return [order[rng.randrange(pool)] for _ in range(args.batch)]
 
 
-def diffusion_loss(model, tokens, plen, tlen, resp_len, gen, eps=1e-3, weighting="inv_t", tok_w=None):
+def diffusion_loss(model, tokens, plen, tlen, resp_len, gen, eps=1e-3, weighting="inv_t", tok_w=None,
+                   whole=False):
     """LLaDA SFT loss (weighting inv_t) or the plain mean CE over masked tokens (weighting mean), and the
-    plain mean CE. tok_w (B, L) scales each token's term (mean: a weighted mean)."""
+    plain mean CE. tok_w (B, L) scales each token's term (mean: a weighted mean). whole: LLaDA's pre-training
+    objective instead, every token of the sequence (prompt too) may be masked, the sum of CE / p divided by the
+    number of tokens."""
     B, L = tokens.shape
     t = (torch.rand(1, generator=gen) + torch.arange(B) / B) % 1.0
     p = (1 - eps) * t + eps
     pos = torch.arange(L)[None, :]
-    is_resp = (pos >= plen[:, None]) & (pos < tlen[:, None])
+    is_resp = (pos >= (0 if whole else plen[:, None])) & (pos < tlen[:, None])
     masked = is_resp & (torch.rand(B, L, generator=gen) < p[:, None])
     dev = model.embed.weight.device
     tokens, masked, p, tlen = tokens.to(dev), masked.to(dev), p.to(dev), tlen.to(dev)
@@ -200,7 +203,7 @@ def diffusion_loss(model, tokens, plen, tlen, resp_len, gen, eps=1e-3, weighting
         loss = (ce * tw).sum() / tw.sum().clamp_min(1e-6)
     else:
         w = (1.0 / p)[:, None].expand(B, L)[masked] * tw
-        loss = (ce * w).sum() / (resp_len * B)
+        loss = (ce * w).sum() / (int(tlen.sum()) if whole else resp_len * B)
     return loss, ce.mean().detach(), int(masked.sum())
 
 
@@ -255,6 +258,11 @@ def main():
                          "with spaces to the slot widths; default 0)")
     ap.add_argument("--curriculum", type=float, default=0.0,
                     help="fraction of the time budget trained on short prompts first (default 0: none)")
+    ap.add_argument("--lm-mix", type=float, default=0.0,
+                    help="fraction of batches trained with the pre-training objective (prompt and answer masked "
+                         "alike: dense practice at copying between the tools, the request and the answer); default 0")
+    ap.add_argument("--lm-until", type=float, default=1.0,
+                    help="fraction of the time budget after which --lm-mix stops (default 1: the whole run)")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
@@ -283,7 +291,7 @@ def main():
             f.writelines(rows[:1] + keep)
     else:
         with open(log_path, "w") as f:
-            f.write("step,minutes,lr,loss,masked_ce,tokens_per_s\n")
+            f.write("step,minutes,lr,loss,masked_ce,tokens_per_s,whole\n")
     budget = args.max_minutes * 60
     start = time.time() - state["elapsed"]
     last_ckpt = time.time()
@@ -313,10 +321,11 @@ def main():
         lr = lr_at(elapsed / budget, step, args.lr, args.warmup)
         for g in opt.param_groups:
             g["lr"] = lr
+        whole = elapsed < args.lm_until * budget and random.Random(args.seed * 31 + step).random() < args.lm_mix
         t0 = time.time()
         with torch.autocast(torch.device(args.device).type, dtype=torch.bfloat16, enabled=args.bf16):
             loss, ce, _ = diffusion_loss(model, tokens, plen, tlen, args.resp_len, gen, weighting=args.loss,
-                                      tok_w=tok_w)
+                                      tok_w=None if whole else tok_w, whole=whole)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -325,11 +334,12 @@ def main():
         state["step"] = step + 1
         state["elapsed"] = time.time() - start
         with open(log_path, "a") as f:
-            f.write("%d,%.2f,%.6f,%.4f,%.4f,%.0f\n" % (step, state["elapsed"] / 60, lr, loss.item(), ce.item(),
-                                                     tokens.numel() / dt))
+            f.write("%d,%.2f,%.6f,%.4f,%.4f,%.0f,%d\n" % (step, state["elapsed"] / 60, lr, loss.item(), ce.item(),
+                                                     tokens.numel() / dt, whole))
         if step % 10 == 0:
-            print("step %d min %.1f lr %.2e loss %.4f ce %.4f tok/s %.0f" % (
-                step, state["elapsed"] / 60, lr, loss.item(), ce.item(), tokens.numel() / dt), flush=True)
+            print("step %d min %.1f lr %.2e loss %.4f ce %.4f tok/s %.0f%s" % (
+                step, state["elapsed"] / 60, lr, loss.item(), ce.item(), tokens.numel() / dt,
+                " (whole sequence)" if whole else ""), flush=True)
         if time.time() - last_ckpt > args.ckpt_minutes * 60:
             save(ckpt, model, opt, state)
             last_ckpt = time.time()
