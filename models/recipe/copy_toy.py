@@ -1,10 +1,13 @@
 """How fast model.py with train.py's loss learns to copy: the answer is a span of 6 random tokens (padded to 8)
 from a prompt of 0..--context random tokens. --mode end puts the span at the end of the prompt (its place is fixed
-relative to the answer); --mode marker puts it at a random place after a marker token (found only by content).
-Prints the loss and the masked cross-entropy every 100 steps.
+relative to the answer); --mode marker puts it at a random place after a marker token (found only by content);
+--mode key puts it after a random key token and starts the answer with that key (copy what follows the key, the
+skill the schema-guided decoder needs for argument values). Prints the loss and the masked cross-entropy (mean of
+the last 100 steps) every 100 steps. --save writes the model as a checkpoint that train.py --init starts from (a copying warm-up); give it the
+real model's shape (--dim 256 --layers 6 --heads 4 --ffn 704 --vocab 2560).
 
 Usage: copy_toy.py [--mode end|marker] [--context 300] [--steps 600] [--lr 1e-3] [--rope-theta 10000] [--layers 2]
-       [--start-context 30]
+       [--start-context 30] [--dim 128 --heads 4 --ffn 256 --vocab 300] [--save WARM.pt]
 """
 import argparse
 import random
@@ -12,26 +15,32 @@ import random
 import torch
 
 import train
-from model import LLaDA, Config
+from model import LLaDA, Config, mimetic_init
 
-VOCAB, SPAN, RESP, MARKER = 300, 6, 8, 5
+SPAN, RESP, MARKER = 6, 8, 5
 
 
-def example(rng, mode, context):
-    span = [rng.randrange(10, VOCAB) for _ in range(SPAN)]
+def example(rng, mode, context, vocab):
+    span = [rng.randrange(10, vocab) for _ in range(SPAN)]
     n = rng.randint(0, context)
-    noise = [rng.randrange(10, VOCAB) for _ in range(n)]
+    noise = [rng.randrange(10, vocab) for _ in range(n)]
     if mode == "end":
         prompt = [1] + noise + span + [2]
-    else:
+    elif mode == "marker":
         at = rng.randint(0, n)
         prompt = [1] + noise[:at] + [MARKER] + span + noise[at:] + [2]
+    else:
+        key = rng.randrange(10, vocab)
+        noise = [t for t in noise if t != key]
+        at = rng.randint(0, len(noise))
+        prompt = [1] + noise[:at] + [key] + span + noise[at:] + [2]
+        return prompt, [key] + span + [0] * (RESP - SPAN - 1)
     return prompt, span + [0] * (RESP - SPAN)
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--mode", choices=["end", "marker"], default="end")
+    ap.add_argument("--mode", choices=["end", "marker", "key"], default="end")
     ap.add_argument("--context", type=int, default=300)
     ap.add_argument("--steps", type=int, default=600)
     ap.add_argument("--lr", type=float, default=1e-3)
@@ -43,18 +52,28 @@ def main():
     ap.add_argument("--layers", type=int, default=2)
     ap.add_argument("--loss", choices=["inv_t", "mean"], default="inv_t")
     ap.add_argument("--no-bf16", dest="bf16", action="store_false")
+    ap.add_argument("--dim", type=int, default=128)
+    ap.add_argument("--heads", type=int, default=4)
+    ap.add_argument("--ffn", type=int, default=256)
+    ap.add_argument("--vocab", type=int, default=300)
+    ap.add_argument("--mimetic", type=float, nargs=4, metavar=("QK_A", "QK_B", "VO_A", "VO_B"),
+                    help="mimetic initialisation of the attention blocks (model.mimetic_init)")
+    ap.add_argument("--save", help="write the trained model here as a train.py --init checkpoint")
     a = ap.parse_args()
     torch.manual_seed(0)
     torch.set_num_threads(a.threads)
-    model = LLaDA(Config(vocab=VOCAB, dim=128, layers=a.layers, heads=4, ffn=256, tie=True,
-                          rope_theta=a.rope_theta))
+    model = LLaDA(Config(vocab=a.vocab, dim=a.dim, layers=a.layers, heads=a.heads, ffn=a.ffn, tie=True,
+                         rope_theta=a.rope_theta))
+    if a.mimetic:
+        mimetic_init(model, tuple(a.mimetic[:2]), tuple(a.mimetic[2:]))
     opt = torch.optim.AdamW(model.parameters(), lr=a.lr, betas=(0.9, 0.95), weight_decay=0.01)
     rng = random.Random(0)
+    recent = []
     for step in range(a.steps + 1):
         context = a.context
         if a.start_context:
             context = int(a.start_context + (a.context - a.start_context) * min(1.0, step / (a.steps / 2)))
-        batch = [example(rng, a.mode, context) for _ in range(a.batch)]
+        batch = [example(rng, a.mode, context, a.vocab) for _ in range(a.batch)]
         tokens, plen, tlen = train.collate(batch, list(range(a.batch)))
         gen = torch.Generator().manual_seed(step)
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=a.bf16):
@@ -63,8 +82,13 @@ def main():
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
+        recent = recent[-99:] + [(loss.item(), ce.item())]
         if step % 100 == 0:
-            print("step %d loss %.3f masked CE %.3f" % (step, loss.item(), ce.item()), flush=True)
+            print("step %d context %d loss %.3f masked CE %.3f" % (
+                step, context, sum(r[0] for r in recent) / len(recent), sum(r[1] for r in recent) / len(recent)),
+                flush=True)
+        if a.save and (step % 500 == 0 or step == a.steps):
+            torch.save({"model": model.state_dict(), "config": model.c.to_dict(), "state": {"step": step}}, a.save)
 
 
 if __name__ == "__main__":

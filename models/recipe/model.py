@@ -126,3 +126,23 @@ class LLaDA(nn.Module):
     def forward(self, ids, lengths=None):
         """Logits (B, L, vocab)."""
         return self.out(self.hidden(ids, lengths))
+
+
+def mimetic_init(model, qk=(0.7, 0.7), vo=(0.7, 0.7), seed=0):
+    """Initialise each attention block so that W_Q^T W_K = a Z + b I and W_O W_V = a' Z' + b' I (Z random with
+    variance 1/dim): from the start, tokens attend to tokens like themselves and a head passes what it attends to
+    through (Trockman and Kolter, "Mimetic initialization of self-attention layers", 2023). qk and vo are (a, b)."""
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for b in model.blocks:
+            d = b.q.weight.shape[1]
+            for (a, s), (first, second) in ((qk, (b.q, b.k)), (vo, (b.o, b.v))):
+                m = a * torch.randn(d, d, generator=g) / d ** 0.5 + s * torch.eye(d)
+                u, sv, vt = torch.linalg.svd(m)
+                r = sv.sqrt()
+                if first is b.q:  # score = x^T W_Q^T W_K x'
+                    first.weight.copy_(r[:, None] * u.T)
+                    second.weight.copy_(r[:, None] * vt)
+                else:  # output = W_O W_V x
+                    first.weight.copy_(u * r[None, :])
+                    second.weight.copy_(r[:, None] * vt)
