@@ -5,7 +5,8 @@ Resumes from WORK/ckpt.pt when present; logs WORK/loss.csv; the LR follows the t
 Each example: prompt (never masked) + response (assistant text, <|im_end|>, <|endoftext|> padding to --resp-len).
 Per sequence t ~ U(0,1) (stratified over the batch), p = (1-eps) t + eps, each response token masked with
 probability p; loss = sum over masked tokens of CE / p, divided by resp-len and batch size.
-Options for experiments (defaults give the plain recipe): --pad-weight scales the loss on the end-of-text padding
+Options for experiments (defaults give the plain recipe): --mimetic and --init choose the initialisation, --lm-mix
+mixes in the pre-training objective, --pad-weight scales the loss on the end-of-text padding
 after the first one, --copy-weight the loss on answer tokens that also occur in the prompt (tool names, parameter
 names, values: what has to be looked up), and --curriculum F trains the first fraction F of the time budget on
 the shortest prompts only, the length limit growing linearly from the 20th percentile to the longest.
@@ -26,7 +27,7 @@ import torch.nn.functional as F
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import chat_format  # noqa: E402
 from bpe import Tokenizer  # noqa: E402
-from model import LLaDA, Config  # noqa: E402
+from model import LLaDA, Config, mimetic_init  # noqa: E402
 
 EOT_ID, MASK_ID = 0, 3
 
@@ -263,6 +264,11 @@ def main():
                          "alike: dense practice at copying between the tools, the request and the answer); default 0")
     ap.add_argument("--lm-until", type=float, default=1.0,
                     help="fraction of the time budget after which --lm-mix stops (default 1: the whole run)")
+    ap.add_argument("--mimetic", type=float, nargs=4, metavar=("QK_A", "QK_B", "VO_A", "VO_B"),
+                    help="mimetic initialisation of attention (model.mimetic_init), e.g. 0.7 0.7 0.7 -0.7; "
+                         "copy_toy.py measures what it does to learning to copy")
+    ap.add_argument("--init", help="start from the weights of this checkpoint (train.py or copy_toy.py --save) "
+                                   "instead of a random initialisation; ignored when WORK/ckpt.pt resumes a run")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
@@ -270,7 +276,18 @@ def main():
     tok = Tokenizer.load(args.tokenizer)
     examples = load_examples(args, tok)
     cfg = Config(vocab=len(tok.tokens), dim=args.dim, layers=args.layers, heads=args.heads, ffn=args.ffn, tie=args.tie)
-    model = LLaDA(cfg).to(args.device)
+    model = LLaDA(cfg)
+    if args.mimetic:
+        mimetic_init(model, tuple(args.mimetic[:2]), tuple(args.mimetic[2:]), seed=args.seed)
+    if args.init:
+        warm = torch.load(args.init, map_location="cpu")["model"]
+        own = model.state_dict()
+        bad = [k for k in own if k not in warm or warm[k].shape != own[k].shape]
+        if bad:
+            sys.exit("train.py: --init %s does not fit this model's shape (%s); give train.py the same --dim, "
+                     "--layers, --heads, --ffn, --tie and tokenizer size" % (args.init, ", ".join(bad[:4])))
+        model.load_state_dict(warm)
+    model = model.to(args.device)
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, betas=(0.9, 0.95), weight_decay=0.01)
     ckpt = os.path.join(args.work, "ckpt.pt")
     state = {"step": 0, "elapsed": 0.0, "args": vars(args)}
