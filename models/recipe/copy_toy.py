@@ -3,11 +3,12 @@ from a prompt of 0..--context random tokens. --mode end puts the span at the end
 relative to the answer); --mode marker puts it at a random place after a marker token (found only by content);
 --mode key puts it after a random key token and starts the answer with that key (copy what follows the key, the
 skill the schema-guided decoder needs for argument values). Prints the loss and the masked cross-entropy (mean of
-the last 100 steps) every 100 steps. --save writes the model as a checkpoint that train.py --init starts from (a copying warm-up); give it the
-real model's shape (--dim 256 --layers 6 --heads 4 --ffn 704 --vocab 2560).
+the last 100 steps) every 100 steps. --save writes the model as a checkpoint that train.py --init starts from (a
+copying warm-up); give it the real model's shape (--dim 256 --layers 6 --heads 4 --ffn 704 --vocab 2560).
 
-Usage: copy_toy.py [--mode end|marker] [--context 300] [--steps 600] [--lr 1e-3] [--rope-theta 10000] [--layers 2]
-       [--start-context 30] [--dim 128 --heads 4 --ffn 256 --vocab 300] [--save WARM.pt]
+Usage: copy_toy.py [--mode end|marker|key] [--context 300] [--steps 600] [--lr 1e-3] [--rope-theta 10000]
+       [--layers 2] [--start-context 30] [--dim 128 --heads 4 --ffn 256 --vocab 300]
+       [--mimetic 0.7 0.7 0.7 -0.7] [--save WARM.pt]
 """
 import argparse
 import random

@@ -130,8 +130,9 @@ class LLaDA(nn.Module):
 
 def mimetic_init(model, qk=(0.7, 0.7), vo=(0.7, 0.7), seed=0):
     """Initialise each attention block so that W_Q^T W_K = a Z + b I and W_O W_V = a' Z' + b' I (Z random with
-    variance 1/dim): from the start, tokens attend to tokens like themselves and a head passes what it attends to
-    through (Trockman and Kolter, "Mimetic initialization of self-attention layers", 2023). qk and vo are (a, b)."""
+    variance 1/dim): from the start, tokens attend to tokens like themselves, and a head passes what it attends to
+    through (b' > 0) or subtracts it (b' < 0: the paper's choice, and the better one in copy_toy.py). After
+    Trockman and Kolter, "Mimetic initialization of self-attention layers", 2023. qk and vo are (a, b)."""
     g = torch.Generator().manual_seed(seed)
     with torch.no_grad():
         for b in model.blocks:
