@@ -1,30 +1,46 @@
 #!/bin/sh
 # Re-create the bundled model from scratch on CPU (not part of CI):
-#   models/recipe/make_model.sh            # WORK=/var/lib/dloop-train MINUTES=110 SEED=1 THREADS=2 DEVICE=cpu
+#   models/recipe/make_model.sh            # WORK=/var/lib/dloop-train MINUTES=95 SEED=1 THREADS=2 DEVICE=cpu
 # DEVICE=cuda trains on a GPU (give TRAIN_ARGS a larger --batch there); export and goldens run on the CPU.
-# Experiments: GEN_ARGS (e.g. "--drills 0.3" or "--synth 0.6"), BPE_ARGS (e.g. --split-words) and TRAIN_ARGS
-# (e.g. "--tie --max-prompt 480 --slot-frac 0.5 --pad-weight 0.1 --copy-weight 3 --curriculum 0.3") go to
-# gen_data.py, bpe.py and train.py as they are; the defaults make the committed model.
-# Steps: generate data, train the BPE tokenizer, train (resumes from WORK/ckpt.pt), export
-# models/default.gguf, evaluate on the held-out split, write the golden logits in tests/data/bundled/.
+# Steps: generate data, train the BPE tokenizer, a copying warm-up on random tokens (copy_toy.py --mode key with
+# mimetic attention initialisation: the model learns to find a span by content before it sees the agent data),
+# train on the agent data from the warm-up (resumes from WORK/ckpt.pt), export models/default.gguf, evaluate on
+# the held-out split, write the golden logits in tests/data/bundled/.
+# Experiments: GEN_ARGS, BPE_ARGS and TRAIN_ARGS replace the defaults below (they go to gen_data.py, bpe.py and
+# train.py as they are); WARM_STEPS=0 skips the warm-up (a random initialisation: the model then does not learn
+# to read the prompt at this size, see models/README.md).
 # Needs Debian's python3 with python3-torch, python3-numpy, python3-regex and libopenblas0-pthread.
 set -eu
 cd "$(dirname "$0")/../.."
 PY=/usr/bin/python3
 R=models/recipe
 WORK=${WORK:-/var/lib/dloop-train}
-MINUTES=${MINUTES:-110}
+MINUTES=${MINUTES:-95}
 SEED=${SEED:-1}
 TYPE=${TYPE:-F16}
+VOCAB=${VOCAB:-2560}
+WARM_STEPS=${WARM_STEPS:-2000}
+GEN_ARGS=${GEN_ARGS:---synth 0.6}
+BPE_ARGS=${BPE_ARGS:---split-words}
+TRAIN_ARGS=${TRAIN_ARGS:---tie --max-prompt 480 --slot-frac 0.5 --curriculum 0.25}
 mkdir -p "$WORK/data"
 # OpenBLAS picks its own kernels; some environments force settings that make it slower.
 unset OPENBLAS_CORETYPE OPENBLAS_L2_SIZE
 
 [ -f "$WORK/data/train.jsonl" ] || $PY $R/gen_data.py --out "$WORK/data" --seed "$SEED" --train 60000 --heldout 600 \
-    ${GEN_ARGS:-}
-[ -f "$WORK/tokenizer.json" ] || $PY $R/bpe.py --data "$WORK/data/train.jsonl" --out "$WORK/tokenizer.json" --vocab 4096 ${BPE_ARGS:-}
+    $GEN_ARGS
+[ -f "$WORK/tokenizer.json" ] || $PY $R/bpe.py --data "$WORK/data/train.jsonl" --out "$WORK/tokenizer.json" \
+    --vocab "$VOCAB" $BPE_ARGS
+INIT=""
+if [ "$WARM_STEPS" -gt 0 ]; then
+    # The model's shape is train.py's default (6 layers x 256, 4 heads, FFN 704).
+    [ -f "$WORK/warm.pt" ] || [ -f "$WORK/ckpt.pt" ] || $PY $R/copy_toy.py --mode key --context 30 \
+        --steps "$WARM_STEPS" --dim 256 --layers 6 --heads 4 --ffn 704 --vocab "$VOCAB" --mimetic 0.7 0.7 0.7 -0.7 \
+        --threads "${THREADS:-2}" --save "$WORK/warm.pt"
+    INIT="--init $WORK/warm.pt"
+fi
 $PY $R/train.py --data "$WORK/data" --tokenizer "$WORK/tokenizer.json" --work "$WORK" --max-minutes "$MINUTES" \
-    --seed "$SEED" --threads "${THREADS:-2}" --device "${DEVICE:-cpu}" ${TRAIN_ARGS:-}
+    --seed "$SEED" --threads "${THREADS:-2}" --device "${DEVICE:-cpu}" $INIT $TRAIN_ARGS
 $PY $R/export_gguf.py --ckpt "$WORK/final.pt" --tokenizer "$WORK/tokenizer.json" --out models/default.gguf \
     --type "$TYPE"
 $PY $R/dump_logits.py --gguf models/default.gguf --ckpt "$WORK/final.pt" --tokenizer "$WORK/tokenizer.json" \
