@@ -185,6 +185,17 @@ void Infiller::commit_slots() {
       }
       for (int32_t t : allowed) sum += std::exp(logp(row, t) - best_l);
       per_slot.back().push_back({i, j, best, allowed.size() == 1 ? 1.0 : 1.0 / sum});
+      if (trace_ && per_slot.back().size() <= 3) {  // the top 3 tokens of the first 3 masked positions
+        std::vector<std::pair<double, int32_t>> top;
+        for (int32_t t : allowed) top.push_back({logp(row, t), t});
+        std::partial_sort(top.begin(), top.begin() + std::min<size_t>(3, top.size()), top.end(), std::greater<>());
+        std::fprintf(stderr, "  slot piece %zu pos %zu:", i, j);
+        for (size_t k = 0; k < std::min<size_t>(3, top.size()); ++k) {
+          std::fprintf(stderr, " [%s] %.2f", ctx_.vocab.text[static_cast<size_t>(top[k].second)].c_str(),
+                       std::exp(top[k].first - best_l) / sum);
+        }
+        std::fputc('\n', stderr);
+      }
     }
   }
   auto commit = [&](const Pred& p) {

@@ -81,6 +81,7 @@ base::Result<toolcall::InfillResult> infill_into(const toolcall::InfillContext& 
   io.threshold = preset.threshold;
   io.max_commits_per_pass = preset.max_commits_per_pass;
   io.exact_prefix_choices = preset.exact_prefix_choices;
+  io.slot_left_to_right = preset.slots_left_to_right;
   io.min_answer_length = request.answer_length;
   io.string_budget = request.string_slot_tokens;
   io.number_budget = request.number_slot_tokens;

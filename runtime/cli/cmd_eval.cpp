@@ -8,6 +8,7 @@
 // answers on a turn whose gold is a final answer. Not thread-safe (CLI).
 #include <chrono>
 #include <cstdio>
+#include <optional>
 
 #include "args.h"
 #include "commands.h"
@@ -111,6 +112,9 @@ int cmd_eval(const std::vector<std::string>& args) {
              "tests/data/toolcall/heldout.jsonl"})
       .flag({"limit", "N", "turns to evaluate", false, "all"})
       .flag({"effort", "LIST", "reasoning efforts for schema-guided decoding", false, "low"})
+      .flag({"cache", "MODE", "K/V cache of schema-guided decoding: none, prefix, dual", false, "the effort's preset"})
+      .flag({"reuse", "MODE", "prompt reuse of schema-guided decoding: off, system, turns", false,
+             "the effort's preset"})
       .flag({"no-free", "", "skip free decoding"})
       .flag({"threads", "N", "compute threads", false, "physical cores"})
       .flag({"verbose", "", "print every miss"})
@@ -131,6 +135,16 @@ int cmd_eval(const std::vector<std::string>& args) {
     auto e = engine::parse_reasoning_effort(s);
     if (!e) return usage_error(base::invalid_argument("--effort: unknown effort '" + s + "' (instant, low, medium, high)"));
     efforts.push_back(*e);
+  }
+  std::optional<engine::CacheMode> cache;
+  std::optional<engine::PromptReuse> reuse;
+  if (auto c = a->get("cache")) {
+    cache = engine::parse_cache_mode(*c);
+    if (!cache) return usage_error(base::invalid_argument("--cache: unknown mode '" + *c + "' (none, prefix, dual)"));
+  }
+  if (auto r = a->get("reuse")) {
+    reuse = engine::parse_prompt_reuse(*r);
+    if (!reuse) return usage_error(base::invalid_argument("--reuse: unknown mode '" + *r + "' (off, system, turns)"));
   }
   auto model = resolve_model_path(a->get("model").value_or("default"));
   if (!model.ok()) return usage_error(model.status());
@@ -160,6 +174,8 @@ int cmd_eval(const std::vector<std::string>& args) {
       r.messages = turn.messages;
       r.tools = turn.tools;
       r.effort = effort;
+      r.cache = cache;
+      r.prompt_reuse = reuse;
       auto res = e.tool_call(r);
       if (!res.ok()) return res.status();
       return Decoded{res->is_call, res->is_call, res->name, res->arguments_json,

@@ -75,6 +75,9 @@ Json request_json(const engine::ToolCallRequest& req) {
   Json dec = Json::object();
   dec.set("threshold", preset.threshold);
   dec.set("max_commits_per_pass", preset.max_commits_per_pass);
+  dec.set("slots_left_to_right", preset.slots_left_to_right);
+  dec.set("cache", engine::cache_mode_name(req.cache.value_or(preset.cache)));
+  dec.set("prompt_reuse", engine::prompt_reuse_name(req.prompt_reuse.value_or(preset.prompt_reuse)));
   dec.set("thinking_tokens", preset.thinking_tokens);
   dec.set("answer_block_length", preset.answer_block_length);
   dec.set("answer_length", req.answer_length);

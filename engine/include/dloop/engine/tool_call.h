@@ -33,6 +33,8 @@ struct ReasoningPreset {
   int64_t max_commits_per_pass;    // 0 = no limit (threshold only)
   bool separate_name_pass;         // score tool names on a canvas with "<tool_call>{"name": "" committed
   bool exact_prefix_choices;       // score optional properties etc. only after the slots before them are filled
+  bool slots_left_to_right;        // fill each value slot from its left end; false: the most confident
+                                   // masked position of any slot first (slower, more exact values)
   int64_t thinking_tokens;         // thinking span before the call (0: the bundled model was not trained to think)
   int64_t answer_block_length;     // free-text answers: threshold decoding in blocks of this length
   CacheMode cache;                 // K/V cache of the passes (forwarder.h)
