@@ -77,6 +77,12 @@ TEST(Eval, BadFlagsAreUsageErrors) {
   o = dloop_cmd("eval --data /nonexistent/turns.jsonl");
   EXPECT_EQ(o.code, 2);
   EXPECT_NE(o.err.find("/nonexistent/turns.jsonl: cannot open"), std::string::npos) << o.err;
+  o = dloop_cmd("eval --cache warm");
+  EXPECT_EQ(o.code, 2);
+  EXPECT_NE(o.err.find("--cache: unknown mode 'warm'"), std::string::npos) << o.err;
+  o = dloop_cmd("eval --reuse everything");
+  EXPECT_EQ(o.code, 2);
+  EXPECT_NE(o.err.find("--reuse: unknown mode 'everything'"), std::string::npos) << o.err;
 }
 
 }  // namespace
