@@ -8,7 +8,7 @@ copying warm-up); give it the real model's shape (--dim 256 --layers 6 --heads 4
 
 Usage: copy_toy.py [--mode end|marker|key] [--context 300] [--steps 600] [--lr 1e-3] [--rope-theta 10000]
        [--layers 2] [--start-context 30] [--dim 128 --heads 4 --ffn 256 --vocab 300]
-       [--mimetic 0.7 0.7 0.7 -0.7] [--save WARM.pt]
+       [--mimetic 0.7 0.7 0.7 -0.7] [--save WARM.pt] [--init WARM.pt]
 """
 import argparse
 import random
@@ -60,12 +60,20 @@ def main():
     ap.add_argument("--mimetic", type=float, nargs=4, metavar=("QK_A", "QK_B", "VO_A", "VO_B"),
                     help="mimetic initialisation of the attention blocks (model.mimetic_init)")
     ap.add_argument("--save", help="write the trained model here as a train.py --init checkpoint")
+    ap.add_argument("--init", help="start from this --save checkpoint (a second warm-up stage at a longer context); "
+                                   "its shape replaces --dim/--layers/--heads/--ffn/--vocab")
     a = ap.parse_args()
     torch.manual_seed(0)
     torch.set_num_threads(a.threads)
-    model = LLaDA(Config(vocab=a.vocab, dim=a.dim, layers=a.layers, heads=a.heads, ffn=a.ffn, tie=True,
-                         rope_theta=a.rope_theta))
-    if a.mimetic:
+    if a.init:
+        ck = torch.load(a.init)
+        model = LLaDA(Config(**ck["config"]))
+        model.load_state_dict(ck["model"])
+        a.vocab = model.c.vocab
+    else:
+        model = LLaDA(Config(vocab=a.vocab, dim=a.dim, layers=a.layers, heads=a.heads, ffn=a.ffn, tie=True,
+                             rope_theta=a.rope_theta))
+    if a.mimetic and not a.init:
         mimetic_init(model, tuple(a.mimetic[:2]), tuple(a.mimetic[2:]))
     opt = torch.optim.AdamW(model.parameters(), lr=a.lr, betas=(0.9, 0.95), weight_decay=0.01)
     rng = random.Random(0)

@@ -32,13 +32,19 @@ from model import LLaDA, Config, mimetic_init  # noqa: E402
 EOT_ID, MASK_ID = 0, 3
 
 
-def slotted_call_ids(tok, call, string_width=24, number_width=12):
+def slotted_call_ids(tok, call, string_width=24, number_width=12, slots=None):
     """Token ids of `<tool_call>...</tool_call><|im_end|>` laid out as the schema-guided decoder lays out its canvas
     (docs/tool-calls.md): committed text tokenised run by run, each string value (content and closing quote) then
-    single-space tokens up to string_width positions, each number up to number_width."""
+    single-space tokens up to string_width positions, each number up to number_width. When slots is a list, the
+    positions of the value slots (what the decoder leaves masked; the rest is committed skeleton) are appended."""
     space = tok.encode(" ")
     assert len(space) == 1, "the tokenizer has no single-space token"
     ids, text = [], []
+
+    def slot(c, width):
+        if slots is not None:
+            slots.extend(range(len(ids), len(ids) + max(len(c), width)))
+        ids.extend(c + space * max(0, width - len(c)))
 
     def flush():
         if text:
@@ -49,12 +55,10 @@ def slotted_call_ids(tok, call, string_width=24, number_width=12):
         if isinstance(v, str):
             text.append('"')
             flush()
-            c = tok.encode(chat_format.dumps(v)[1:])
-            ids.extend(c + space * max(0, string_width - len(c)))
+            slot(tok.encode(chat_format.dumps(v)[1:]), string_width)
         elif isinstance(v, (int, float)) and not isinstance(v, bool):
             flush()
-            c = tok.encode(chat_format.dumps(v))
-            ids.extend(c + space * max(0, number_width - len(c)))
+            slot(tok.encode(chat_format.dumps(v)), number_width)
         elif isinstance(v, list):
             text.append("[")
             for i, x in enumerate(v):
@@ -78,8 +82,9 @@ def slotted_call_ids(tok, call, string_width=24, number_width=12):
 
 
 def build_examples(path, tok, resp_len, max_prompt, slot_frac=0.0):
-    """[(prompt ids, response ids padded to resp_len)], dropping those that do not fit. A fraction slot_frac of the
-    tool-call answers (chosen by a hash of the line and turn) is laid out as the decoder's canvas, when it fits."""
+    """[(prompt ids, response ids padded to resp_len, value slot positions in the response)], dropping those that do
+    not fit. A fraction slot_frac of the tool-call answers (chosen by a hash of the line and turn) is laid out as the
+    decoder's canvas, when it fits; only those have value slot positions (the others an empty list)."""
     out, dropped, slotted = [], 0, 0
     with open(path) as f:
         for n, line in enumerate(f):
@@ -89,22 +94,24 @@ def build_examples(path, tok, resp_len, max_prompt, slot_frac=0.0):
                     continue
                 pi = tok.encode(chat_format.render_prompt(conv, i))
                 ri = tok.encode(chat_format.assistant_content(m) + chat_format.IM_END)
+                vs = []
                 if "tool_call" in m and random.Random(n * 1009 + i).random() < slot_frac:
-                    si = slotted_call_ids(tok, m["tool_call"])
+                    sv = []
+                    si = slotted_call_ids(tok, m["tool_call"], slots=sv)
                     if len(si) <= resp_len:
-                        ri = si
+                        ri, vs = si, sv
                         slotted += 1
                 if len(pi) > max_prompt or len(ri) > resp_len:
                     dropped += 1
                     continue
-                out.append((pi, ri + [EOT_ID] * (resp_len - len(ri))))
+                out.append((pi, ri + [EOT_ID] * (resp_len - len(ri)), vs))
     if slot_frac:
         print("slotted answers", slotted, flush=True)
     return out, dropped
 
 
 def load_examples(args, tok):
-    cache = os.path.join(args.work, "examples-r%d-p%d-s%g.pt" % (args.resp_len, args.max_prompt, args.slot_frac))
+    cache = os.path.join(args.work, "examples-r%d-p%d-s%g-v.pt" % (args.resp_len, args.max_prompt, args.slot_frac))
     if os.path.exists(cache):
         return torch.load(cache)
     ex, dropped = build_examples(os.path.join(args.data, "train.jsonl"), tok, args.resp_len, args.max_prompt,
@@ -180,17 +187,35 @@ def curriculum_batch(order, lens, frac, args, step):
     return [order[rng.randrange(pool)] for _ in range(args.batch)]
 
 
+def value_rows(examples, ids, L, frac, gen):
+    """(B, L) bool: the value slot positions of the rows chosen (with probability frac, among the examples that
+    have slots) to be masked only there, or None when no row is chosen."""
+    pick = torch.rand(len(ids), generator=gen) < frac
+    out = torch.zeros(len(ids), L, dtype=torch.bool)
+    any_row = False
+    for b, i in enumerate(ids):
+        ex = examples[i]
+        if len(ex) > 2 and ex[2] and pick[b]:
+            out[b, [len(ex[0]) + j for j in ex[2]]] = True
+            any_row = True
+    return out if any_row else None
+
+
 def diffusion_loss(model, tokens, plen, tlen, resp_len, gen, eps=1e-3, weighting="inv_t", tok_w=None,
-                   whole=False):
+                   whole=False, only=None):
     """LLaDA SFT loss (weighting inv_t) or the plain mean CE over masked tokens (weighting mean), and the
     plain mean CE. tok_w (B, L) scales each token's term (mean: a weighted mean). whole: LLaDA's pre-training
     objective instead, every token of the sequence (prompt too) may be masked, the sum of CE / p divided by the
-    number of tokens."""
+    number of tokens. only (B, L) bool: in the rows where it has a True, only those positions may be masked (the
+    schema-guided decoder's value slots, with the call's skeleton given, as the decoder queries the model)."""
     B, L = tokens.shape
     t = (torch.rand(1, generator=gen) + torch.arange(B) / B) % 1.0
     p = (1 - eps) * t + eps
     pos = torch.arange(L)[None, :]
     is_resp = (pos >= (0 if whole else plen[:, None])) & (pos < tlen[:, None])
+    if only is not None:
+        rows = only.any(dim=1, keepdim=True)
+        is_resp = torch.where(rows, only, is_resp)
     masked = is_resp & (torch.rand(B, L, generator=gen) < p[:, None])
     dev = model.embed.weight.device
     tokens, masked, p, tlen = tokens.to(dev), masked.to(dev), p.to(dev), tlen.to(dev)
@@ -257,6 +282,9 @@ def main():
     ap.add_argument("--slot-frac", type=float, default=0.0,
                     help="fraction of tool-call answers laid out as the schema-guided decoder's canvas (values padded "
                          "with spaces to the slot widths; default 0)")
+    ap.add_argument("--value-mask", type=float, default=0.0,
+                    help="fraction of the slotted answers (--slot-frac) masked only in their value slots, the call's "
+                         "skeleton given, as the schema-guided decoder queries the model (default 0)")
     ap.add_argument("--curriculum", type=float, default=0.0,
                     help="fraction of the time budget trained on short prompts first (default 0: none)")
     ap.add_argument("--lm-mix", type=float, default=0.0,
@@ -339,10 +367,14 @@ def main():
         for g in opt.param_groups:
             g["lr"] = lr
         whole = elapsed < args.lm_until * budget and random.Random(args.seed * 31 + step).random() < args.lm_mix
+        only = None
+        if args.value_mask > 0 and not whole:
+            only = value_rows(examples, ids, tokens.shape[1], args.value_mask,
+                              torch.Generator().manual_seed(args.seed * 104729 + step))
         t0 = time.time()
         with torch.autocast(torch.device(args.device).type, dtype=torch.bfloat16, enabled=args.bf16):
             loss, ce, _ = diffusion_loss(model, tokens, plen, tlen, args.resp_len, gen, weighting=args.loss,
-                                      tok_w=None if whole else tok_w, whole=whole)
+                                      tok_w=None if whole else tok_w, whole=whole, only=only)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
