@@ -2,8 +2,9 @@
 // The layout is a list of pieces (committed text, special tokens, masked slots, pending choices)
 // grown from a work stack that walks the schema; expansion stops at a choice that changes the
 // layout, which is scored in the next pass (or, with exact_prefix_choices, once everything before
-// it is committed). Finished slots lose their padding and become text again, so the committed
-// prefix is re-tokenised as the model saw such text in training.
+// it is committed; an array's "another item or the end" always waits so). Finished slots lose
+// their padding and become text again, so the committed prefix is re-tokenised as the model saw
+// such text in training.
 #include "infiller.h"
 
 #include <algorithm>
@@ -48,7 +49,7 @@ void Infiller::build_canvas() {
       std::string text = p.text;
       if (i + 1 < pieces_.size() && pieces_[i + 1].kind == Piece::kChoice) {
         Piece& c = pieces_[i + 1];
-        if (!c.blocking || clean || !o_.exact_prefix_choices) {
+        if (!c.blocking || clean || !(o_.exact_prefix_choices || c.array_continuation)) {
           c.text = merge_tail(text);  // the choice's tail for this pass
           text.resize(text.size() - c.text.size());
         }
@@ -64,7 +65,7 @@ void Infiller::build_canvas() {
       }
       clean = false;
     } else {  // choice
-      const bool scored = !p.blocking || clean || !o_.exact_prefix_choices;
+      const bool scored = !p.blocking || clean || !(o_.exact_prefix_choices || p.array_continuation);
       const std::string tail = (i > 0 && pieces_[i - 1].kind == Piece::kText && scored) ? p.text : std::string();
       if (!scored) { clean = false; continue; }
       size_t len = 0;
@@ -139,16 +140,35 @@ base::Status Infiller::pass() {
   for (size_t i = pieces_.size(); i-- > 0;) {
     if (!choice_scored_[i]) continue;
     const Piece& p = pieces_[i];
+    const auto& all = choice_tokens_[i];
+    // The first position where the candidates' tokens differ (all of them have a token there).
+    size_t diff = std::numeric_limits<size_t>::max();
+    if (p.array_continuation) {
+      for (size_t j = 0;; ++j) {
+        bool ends = false, differs = false;
+        for (const auto& toks : all) {
+          if (j >= toks.size()) { ends = true; break; }
+          if (toks[j] != all[0][j]) differs = true;
+        }
+        if (ends) break;
+        if (differs) { diff = j; break; }
+      }
+    }
     size_t k = 0, best = 0;
     double best_score = -INFINITY;
     for (size_t ci = 0; ci < p.cands.size(); ++ci) {
       for (size_t ti = 0; ti < p.cands[ci].texts.size(); ++ti, ++k) {
-        const auto& toks = choice_tokens_[i][k];
+        const auto& toks = all[k];
+        auto at = [&](size_t j) {
+          return logp(static_cast<size_t>(row_of_[static_cast<size_t>(piece_start_[i]) + j]), toks[j]);
+        };
         double s = 0;
-        for (size_t j = 0; j < toks.size(); ++j) {
-          s += logp(static_cast<size_t>(row_of_[static_cast<size_t>(piece_start_[i]) + j]), toks[j]);
+        if (diff != std::numeric_limits<size_t>::max()) {
+          s = at(diff);
+        } else {
+          for (size_t j = 0; j < toks.size(); ++j) s += at(j);
+          s /= static_cast<double>(std::max<size_t>(toks.size(), 1));
         }
-        s /= static_cast<double>(std::max<size_t>(toks.size(), 1));
         if (s > best_score) { best_score = s; best = ci; }
       }
     }

@@ -54,6 +54,9 @@ struct Piece {
   int slot = -1;
   std::vector<Candidate> cands;  // kChoice
   bool blocking = false;         // kChoice: its candidates extend the layout
+  // kChoice: another array item or the end; scored only once everything before it is committed,
+  // at the first token where the candidates differ.
+  bool array_continuation = false;
 };
 
 class Infiller {
@@ -69,7 +72,7 @@ class Infiller {
   base::Status expand_value(const Work& w);
   void expand_members(const Work& w);
   void expand_array(const Work& w);
-  void push_choice(std::vector<Candidate> cands, bool blocking);
+  void push_choice(std::vector<Candidate> cands, bool blocking, bool array_continuation = false);
   void push_text(const std::string& t);
   std::string lookahead() const;
   base::Result<int> make_string_slot(const SchemaNode& n);

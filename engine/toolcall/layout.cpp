@@ -16,7 +16,7 @@ void Infiller::push_text(const std::string& t) {
   }
 }
 
-void Infiller::push_choice(std::vector<Candidate> cands, bool blocking) {
+void Infiller::push_choice(std::vector<Candidate> cands, bool blocking, bool array_continuation) {
   if (cands.size() == 1) {  // nothing to choose
     for (auto it = cands[0].then.rbegin(); it != cands[0].then.rend(); ++it) stack_.push_back(*it);
     return;
@@ -25,6 +25,7 @@ void Infiller::push_choice(std::vector<Candidate> cands, bool blocking) {
   p.kind = Piece::kChoice;
   p.cands = std::move(cands);
   p.blocking = blocking;
+  p.array_continuation = array_continuation;
   pieces_.push_back(std::move(p));
   blocked_ = blocking;
 }
@@ -210,7 +211,10 @@ void Infiller::expand_array(const Work& w) {
     close.text = "]";
     cands.push_back({{"]" + lookahead()}, {close}});
   }
-  push_choice(std::move(cands), true);
+  // Another item or the end: decided once the items before are committed, at the first token
+  // where the candidates differ (`,` or `]`), not by their mean log-probability (which favours
+  // the longer candidate when its later tokens are predictable).
+  push_choice(std::move(cands), true, /*array_continuation=*/true);
 }
 
 base::Status Infiller::expand() {
