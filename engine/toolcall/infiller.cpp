@@ -16,6 +16,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <string_view>
 
 #include "infiller_impl.h"
 
@@ -35,6 +36,24 @@ std::string merge_tail(const std::string& text) {
 }
 
 namespace detail {
+namespace {
+
+// Code points of the JSON string content `body` (escapes count as one; body is valid content).
+uint64_t json_string_length(std::string_view body) {
+  uint64_t n = 0;
+  for (size_t i = 0; i < body.size(); ++i) {
+    const auto c = static_cast<unsigned char>(body[i]);
+    if (c == '\\') {
+      ++i;  // the escaped byte
+    } else if ((c & 0xC0) == 0x80) {
+      continue;  // a UTF-8 continuation byte
+    }
+    ++n;
+  }
+  return n;
+}
+
+}  // namespace
 
 void Infiller::build_canvas() {
   canvas_ = prompt_;
@@ -300,7 +319,17 @@ void Infiller::finalize_slot(size_t i) {
   } else {
     const size_t q = text.rfind('"');
     DLOOP_ASSERT(q != std::string::npos);
-    text.resize(q + 1);
+    text.resize(q);
+    // The padding token is the single space, which is also string content: a model that commits
+    // padding before the closing quote leaves the value with trailing spaces. They are read as
+    // padding (dropped) as far as the schema's minLength allows. A space is never the tail of an
+    // escape.
+    uint64_t length = json_string_length(text);
+    while (!text.empty() && text.back() == ' ' && length > s.min_length) {
+      text.pop_back();
+      --length;
+    }
+    text += '"';
   }
   pieces_[i].kind = Piece::kText;
   pieces_[i].text = text;

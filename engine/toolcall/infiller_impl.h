@@ -44,6 +44,7 @@ struct Slot {
   std::vector<int32_t> tokens;  // kMasked or committed
   bool is_number = false;
   bool integer = false;
+  uint64_t min_length = 0;  // string slots: the schema's minLength (trailing spaces are dropped above it)
   NumberRange range;
 };
 

@@ -50,6 +50,7 @@ base::Result<int> Infiller::make_string_slot(const SchemaNode& n) {
       Slot s;
       s.aut = aut;
       s.tokens = std::move(masks);
+      s.min_length = min_len;
       slots_.push_back(std::move(s));
       return static_cast<int>(slots_.size() - 1);
     }
