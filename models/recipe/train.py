@@ -1,7 +1,7 @@
-"""Masked-diffusion SFT of the bundled model (LLaDA recipe), on CPU, under a wall-time budget.
+"""Masked-diffusion SFT of the bundled model (LLaDA recipe), on CPU, under a wall-time or a step budget.
 
-Usage: train.py --data DIR --tokenizer TOK.json --work /var/lib/dloop-train [--max-minutes 80] [--device cuda]
-Resumes from WORK/ckpt.pt when present; logs WORK/loss.csv; the LR follows the time budget.
+Usage: train.py --data DIR --tokenizer TOK.json --work /var/lib/dloop-train [--max-minutes 80 | --steps N] [--device cuda]
+Resumes from WORK/ckpt.pt when present; logs WORK/loss.csv; the LR follows the budget (time, or steps with --steps).
 Each example: prompt (never masked) + response (assistant text, <|im_end|>, <|endoftext|> padding to --resp-len).
 Per sequence t ~ U(0,1) (stratified over the batch), p = (1-eps) t + eps, each response token masked with
 probability p; loss = sum over masked tokens of CE / p, divided by resp-len and batch size.
@@ -275,6 +275,10 @@ def main():
     ap.add_argument("--loss", choices=["inv_t", "mean"], default="inv_t",
                     help="inv_t: LLaDA's sum of CE / t per answer token; mean: the mean CE over masked tokens")
     ap.add_argument("--max-steps", type=int, default=0, help="stop after this many steps (0: time budget only)")
+    ap.add_argument("--steps", type=int, default=0,
+                    help="a step budget instead of --max-minutes: the LR schedule and the curriculum follow the step "
+                         "count and training stops after this many steps, so the result does not depend on the "
+                         "machine's speed or load; --max-minutes is then ignored (0: the time budget)")
     ap.add_argument("--pad-weight", type=float, default=1.0,
                     help="loss factor on end-of-text padding after the first end-of-text (default 1)")
     ap.add_argument("--copy-weight", type=float, default=1.0,
@@ -351,10 +355,12 @@ def main():
     while not stop:
         elapsed = time.time() - start
         step = state["step"]
-        if elapsed >= budget or (args.max_steps and step >= args.max_steps):
+        # Progress through the schedule: by steps with --steps, by wall time otherwise.
+        frac = step / args.steps if args.steps else elapsed / budget
+        if frac >= 1.0 or (args.max_steps and step >= args.max_steps):
             break
-        if args.curriculum > 0 and elapsed < args.curriculum * budget:
-            ids = curriculum_batch(order, lens, elapsed / budget, args, step)
+        if args.curriculum > 0 and frac < args.curriculum:
+            ids = curriculum_batch(order, lens, frac, args, step)
         else:
             epoch, k = divmod(step, per_epoch)
             if batches_epoch != epoch:
@@ -363,10 +369,10 @@ def main():
         tokens, plen, tlen = collate(examples, ids)
         tok_w = token_weights(examples, ids, tokens.shape[1], args.pad_weight, args.copy_weight, fmt)
         gen = torch.Generator().manual_seed(args.seed * 7919 + step)
-        lr = lr_at(elapsed / budget, step, args.lr, args.warmup)
+        lr = lr_at(frac, step, args.lr, args.warmup)
         for g in opt.param_groups:
             g["lr"] = lr
-        whole = elapsed < args.lm_until * budget and random.Random(args.seed * 31 + step).random() < args.lm_mix
+        whole = frac < args.lm_until and random.Random(args.seed * 31 + step).random() < args.lm_mix
         only = None
         if args.value_mask > 0 and not whole:
             only = value_rows(examples, ids, tokens.shape[1], args.value_mask,
