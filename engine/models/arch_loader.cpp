@@ -134,6 +134,10 @@ std::vector<std::string> supported_architectures() {
   return out;
 }
 
+namespace {
+constexpr const char* kStringSlotKey = "dloop.tool_call.string_slot_tokens";
+}  // namespace
+
 base::Result<std::unique_ptr<Model>> Model::load(std::shared_ptr<const GgufFile> file) {
   DLOOP_ASSIGN_OR_RETURN(std::string arch, file->get_string("general.architecture"));
   for (const auto& entry : detail::kArchitectures) {
@@ -142,6 +146,13 @@ base::Result<std::unique_ptr<Model>> Model::load(std::shared_ptr<const GgufFile>
     config.arch = arch;
     if (file->has("general.name")) {
       if (auto name = file->get_string("general.name"); name.ok()) config.name = *name;
+    }
+    if (file->has(kStringSlotKey)) {
+      auto slot = file->get_u32(kStringSlotKey);
+      if (!slot.ok() || *slot < 2 || *slot > 1024) {
+        return base::invalid_argument(std::string(kStringSlotKey) + " must be an integer in [2, 1024]");
+      }
+      config.tool_call_string_slot = *slot;
     }
     ModelWeights weights;
     detail::ArchLoader loader(*file, arch);

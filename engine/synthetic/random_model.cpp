@@ -140,6 +140,9 @@ base::Status write_random_model(const RandomModelSpec& s, const std::string& pat
   w.add_f32(a + ".attention.layer_norm_rms_epsilon", 1e-5f);
   w.add_bool(a + ".attention.causal", false);
   if (a == "llada") w.add_bool("diffusion.shift_logits", false);
+  if (s.tool_call_string_slot > 0) {
+    w.add_u32("dloop.tool_call.string_slot_tokens", static_cast<uint32_t>(s.tool_call_string_slot));
+  }
   add_vocab(w, s.n_vocab);
   uint64_t seed = s.seed * 1000003;
   auto matrix = [&](const std::string& name, int64_t rows, int64_t cols, DType type) {

@@ -83,7 +83,7 @@ base::Result<toolcall::InfillResult> infill_into(const toolcall::InfillContext& 
   io.exact_prefix_choices = preset.exact_prefix_choices;
   io.slot_left_to_right = preset.slots_left_to_right;
   io.min_answer_length = request.answer_length;
-  io.string_budget = request.string_slot_tokens;
+  io.string_budget = string_slot_tokens(request, ctx.model.config());
   io.number_budget = request.number_slot_tokens;
   DLOOP_ASSIGN_OR_RETURN(toolcall::InfillResult filled, toolcall::infill(ctx, prompt, spec, io));
   r->forward_passes += filled.forward_passes;
@@ -94,6 +94,11 @@ base::Result<toolcall::InfillResult> infill_into(const toolcall::InfillContext& 
 }
 
 }  // namespace
+
+int64_t string_slot_tokens(const ToolCallRequest& request, const ModelConfig& model) {
+  if (request.string_slot_tokens > 0) return request.string_slot_tokens;
+  return model.tool_call_string_slot > 0 ? model.tool_call_string_slot : 24;
+}
 
 base::Status validate_tool_call_request(const ToolCallRequest& r) {
   std::set<std::string> names;
@@ -119,7 +124,9 @@ base::Status validate_tool_call_request(const ToolCallRequest& r) {
     if (!st.ok()) return base::invalid_argument("output_schema: " + st.message());
   }
   if (r.answer_length < 8 || r.answer_length > 4096) return base::invalid_argument("answer_length must be in [8, 4096]");
-  if (r.string_slot_tokens < 2 || r.string_slot_tokens > 1024) return base::invalid_argument("string_slot_tokens must be in [2, 1024]");
+  if (r.string_slot_tokens != 0 && (r.string_slot_tokens < 2 || r.string_slot_tokens > 1024)) {
+    return base::invalid_argument("string_slot_tokens must be 0 (the model's default) or in [2, 1024]");
+  }
   if (r.number_slot_tokens < 1 || r.number_slot_tokens > 64) return base::invalid_argument("number_slot_tokens must be in [1, 64]");
   if (r.messages.empty() && r.raw_prompt.empty()) return base::invalid_argument("the request has neither messages nor a raw prompt");
   return base::Status();
@@ -136,6 +143,7 @@ base::Result<ToolCallResult> Engine::run_tool_call(const ToolCallRequest& reques
   const auto t0 = Clock::now();
   const ReasoningPreset& preset = reasoning_preset(request.effort);
   ToolCallResult r;
+  r.string_slot_tokens = string_slot_tokens(request, model_->config());
   std::vector<CompiledTool> tools;
   std::vector<base::Json> tool_json;
   for (size_t i = 0; i < request.tools.size(); ++i) {

@@ -55,7 +55,7 @@ def tensors_of(model):
     return out
 
 
-def add_hparams(w, c, ftype, context_length):
+def add_hparams(w, c, ftype, context_length, string_slot=0):
     head_dim = c.dim // c.heads
     w.add_string("general.name", "dloop-default")
     w.add_u32("general.file_type", FILE_TYPE[ftype])
@@ -68,6 +68,10 @@ def add_hparams(w, c, ftype, context_length):
     w.add_u32(ARCH + ".rope.dimension_count", head_dim)
     w.add_f32(ARCH + ".rope.freq_base", c.rope_theta)
     w.add_f32(ARCH + ".attention.layer_norm_rms_epsilon", c.eps)
+    if string_slot:
+        # The string slot width the model was trained with (train.py --string-width); the engine's
+        # tool calls use it unless a request sets string_slot_tokens.
+        w.add_u32("dloop.tool_call.string_slot_tokens", string_slot)
     w.add_bool(ARCH + ".attention.causal", False)
     w.add_u32(ARCH + ".vocab_size", c.vocab)
     w.add_bool("diffusion.shift_logits", False)
@@ -91,10 +95,10 @@ def add_tokenizer(w, tok):
     w.add_string("tokenizer.chat_template", chat_format.CHAT_TEMPLATE)
 
 
-def export(model, tok, path, ftype="F16", context_length=1024):
+def export(model, tok, path, ftype="F16", context_length=1024, string_slot=0):
     assert model.c.vocab == len(tok.tokens)
     w = GGUFWriter(path, ARCH)
-    add_hparams(w, model.c, ftype, context_length)
+    add_hparams(w, model.c, ftype, context_length, string_slot)
     add_tokenizer(w, tok)
     for name, arr in tensors_of(model):
         w.add_tensor(name, arr, "F32" if arr.ndim == 1 else ftype)
@@ -173,9 +177,12 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--type", default="F16", choices=sorted(FILE_TYPE))
     ap.add_argument("--context-length", type=int, default=1024)
+    ap.add_argument("--string-slot", type=int, default=0,
+                    help="write dloop.tool_call.string_slot_tokens: the train.py --string-width the model was "
+                         "trained with (default 0: none, the engine then uses 24)")
     a = ap.parse_args()
     model, tok = load_model(a.ckpt), Tokenizer.load(a.tokenizer)
-    export(model, tok, a.out, a.type, a.context_length)
+    export(model, tok, a.out, a.type, a.context_length, a.string_slot)
     print("wrote %s (%.1f MB)" % (a.out, os.path.getsize(a.out) / 1e6))
     check(model, tok, a.out, a.type)
 

@@ -81,7 +81,7 @@ def slotted_call_ids(tok, call, string_width=24, number_width=12, slots=None):
     return ids
 
 
-def build_examples(path, tok, resp_len, max_prompt, slot_frac=0.0):
+def build_examples(path, tok, resp_len, max_prompt, slot_frac=0.0, string_width=24):
     """[(prompt ids, response ids padded to resp_len, value slot positions in the response)], dropping those that do
     not fit. A fraction slot_frac of the tool-call answers (chosen by a hash of the line and turn) is laid out as the
     decoder's canvas, when it fits; only those have value slot positions (the others an empty list)."""
@@ -97,7 +97,7 @@ def build_examples(path, tok, resp_len, max_prompt, slot_frac=0.0):
                 vs = []
                 if "tool_call" in m and random.Random(n * 1009 + i).random() < slot_frac:
                     sv = []
-                    si = slotted_call_ids(tok, m["tool_call"], slots=sv)
+                    si = slotted_call_ids(tok, m["tool_call"], string_width=string_width, slots=sv)
                     if len(si) <= resp_len:
                         ri, vs = si, sv
                         slotted += 1
@@ -111,11 +111,13 @@ def build_examples(path, tok, resp_len, max_prompt, slot_frac=0.0):
 
 
 def load_examples(args, tok):
-    cache = os.path.join(args.work, "examples-r%d-p%d-s%g-v.pt" % (args.resp_len, args.max_prompt, args.slot_frac))
+    width = "" if args.string_width == 24 else "-w%d" % args.string_width
+    cache = os.path.join(args.work, "examples-r%d-p%d-s%g%s-v.pt" % (args.resp_len, args.max_prompt, args.slot_frac,
+                                                                     width))
     if os.path.exists(cache):
         return torch.load(cache)
     ex, dropped = build_examples(os.path.join(args.data, "train.jsonl"), tok, args.resp_len, args.max_prompt,
-                                 args.slot_frac)
+                                 args.slot_frac, args.string_width)
     print("examples", len(ex), "dropped", dropped, flush=True)
     torch.save(ex, cache)
     return ex
@@ -286,6 +288,9 @@ def main():
     ap.add_argument("--slot-frac", type=float, default=0.0,
                     help="fraction of tool-call answers laid out as the schema-guided decoder's canvas (values padded "
                          "with spaces to the slot widths; default 0)")
+    ap.add_argument("--string-width", type=int, default=24,
+                    help="positions of a string value slot in the slotted answers (the decoder's string_slot_tokens; "
+                         "export with the same --string-slot)")
     ap.add_argument("--value-mask", type=float, default=0.0,
                     help="fraction of the slotted answers (--slot-frac) masked only in their value slots, the call's "
                          "skeleton given, as the schema-guided decoder queries the model (default 0)")

@@ -41,8 +41,9 @@ namespace {
 
 // The recorded request: what the workflow asked (messages, tools with their schemas, tool_choice,
 // reasoning, output_schema) and the decoding settings the engine applies to it. Tool calls decode
-// deterministically (no sampling), so there is no seed; `seed: null` says so in the record.
-Json request_json(const engine::ToolCallRequest& req) {
+// deterministically (no sampling), so there is no seed; `seed: null` says so in the record. The
+// string slot width is the one the model decodes with (its GGUF's default unless the request sets one).
+Json request_json(const engine::ToolCallRequest& req, int64_t string_slot_tokens) {
   Json j = Json::object();
   Json msgs = Json::array();
   for (const auto& m : req.messages) {
@@ -81,7 +82,7 @@ Json request_json(const engine::ToolCallRequest& req) {
   dec.set("thinking_tokens", preset.thinking_tokens);
   dec.set("answer_block_length", preset.answer_block_length);
   dec.set("answer_length", req.answer_length);
-  dec.set("string_slot_tokens", req.string_slot_tokens);
+  dec.set("string_slot_tokens", string_slot_tokens);
   dec.set("number_slot_tokens", req.number_slot_tokens);
   dec.set("seed", Json());
   j.set("decoding", std::move(dec));
@@ -146,7 +147,7 @@ asio::awaitable<Outcome> RunContext::run_agent(const workflows::Step& step, cons
       const Json* o = rec->payload.find("output");
       output = o ? *o : Json::object();
     } else {
-      Json request = request_json(req);
+      Json request = request_json(req, req.string_slot_tokens);
       const int64_t started_ms = unix_ms_now();
       auto call = ask_model(path, attempt, turn, req, request);
       base::Result<engine::ToolCallResult> r = co_await std::move(call);
@@ -154,7 +155,7 @@ asio::awaitable<Outcome> RunContext::run_agent(const workflows::Step& step, cons
       if (!r.ok()) co_return Outcome::fail("model_error", "turn " + std::to_string(turn) + ": " + r.status().message());
       output = model_output_json(*r);
       memory::NewEvent mc = turn_event(et::kModelCall, path, attempt, turn);
-      mc.payload.set("request", std::move(request));
+      mc.payload.set("request", request_json(req, r->string_slot_tokens));
       mc.payload.set("output", output);
       mc.payload.set("model", services_.engine ? Json(services_.engine->model_path()) : Json());
       mc.payload.set("prompt_text", r->prompt_text);

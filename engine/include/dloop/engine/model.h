@@ -37,6 +37,9 @@ struct ModelConfig {
   kernels::RopeType rope_type = kernels::RopeType::kNorm;
   bool shift_logits = false;  // logits of canvas position p come from row p-1 (dream)
   int64_t n_params = 0;       // number of weight elements, for reports
+  // dloop.tool_call.string_slot_tokens: the string slot width a model trained on the schema-guided
+  // decoder's canvas was trained with (the bundled model's recipe writes it); 0 when absent.
+  int64_t tool_call_string_slot = 0;
 };
 
 struct LayerWeights {

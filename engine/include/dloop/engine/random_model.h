@@ -27,6 +27,7 @@ struct RandomModelSpec {
   int64_t n_ctx = 4096;
   kernels::DType type = kernels::DType::kF32;  // F32, F16, BF16 or Q8_0 for the matrices
   uint64_t seed = 1;
+  int64_t tool_call_string_slot = 0;  // > 0: written as dloop.tool_call.string_slot_tokens
 
   int64_t n_params() const;
 };

@@ -65,7 +65,9 @@ struct ToolCallRequest {
   ReasoningEffort effort = ReasoningEffort::kLow;
   std::optional<base::Json> output_schema;  // a final answer is JSON valid for this schema
   int64_t answer_length = 96;          // canvas of a free-text answer; the call canvas is padded to it
-  int64_t string_slot_tokens = 24;     // positions of a string value slot (more when minLength needs them)
+  // Positions of a string value slot (more when minLength needs them); 0: the model's
+  // dloop.tool_call.string_slot_tokens when its GGUF has one, else 24.
+  int64_t string_slot_tokens = 0;
   int64_t number_slot_tokens = 12;     // positions of a number value slot
   std::optional<CacheMode> cache;          // unset: the effort preset's
   std::optional<PromptReuse> prompt_reuse; // unset: the effort preset's
@@ -84,6 +86,7 @@ struct ToolCallResult {
   int64_t prompt_tokens = 0;
   int64_t completion_tokens = 0;
   int64_t steps = 0;
+  int64_t string_slot_tokens = 0;      // the string slot width it decoded with (string_slot_tokens())
   int64_t forward_passes = 0;
   Timings timings;
   ForwardStats forward_stats;          // rows computed vs full passes, prompt rows reused
@@ -93,5 +96,9 @@ struct ToolCallResult {
 // decodable subset, tool_choice naming an offered tool, enum sizes. Errors name the tool and the
 // JSON path ("tools[1] 'get_x': #/properties/d: unsupported keyword 'format'").
 base::Status validate_tool_call_request(const ToolCallRequest& request);
+
+// The string slot width a request decodes with on `model`: request.string_slot_tokens, or when it
+// is 0 the model's dloop.tool_call.string_slot_tokens, else 24.
+int64_t string_slot_tokens(const ToolCallRequest& request, const ModelConfig& model);
 
 }  // namespace dloop::engine
