@@ -115,7 +115,8 @@ TEST_F(SqliteQuery, Config) {
   EXPECT_EQ(config_error("sqlite_query", R"({"database": "x.db", "timeout": "soon"})"),
             "sqlite_query: with.timeout must be a positive duration such as \"10s\", \"500ms\" or \"2m\"");
   auto missing = builtin("sqlite_query", R"({"database": "missing.db"})");
-  EXPECT_TOOL_ERROR(h.call(missing, R"({"sql": "SELECT 1"})"), ToolErrorKind::kFailed, "cannot open the database");
+  EXPECT_TOOL_ERROR(h.call(missing, R"({"sql": "SELECT 1"})"), ToolErrorKind::kFailed,
+                    "cannot open the database '" + (ws / "missing.db").string() + "': unable to open database file");
 }
 
 }  // namespace

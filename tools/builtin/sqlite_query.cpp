@@ -101,7 +101,7 @@ ToolResult run_query(const Config& cfg, const ToolContext& ctx, const std::strin
               SQLITE_OPEN_NOMUTEX;
   Db h;
   if (sqlite3_open_v2(path.c_str(), &h.db, flags, nullptr) != SQLITE_OK) {
-    return fail(ToolErrorKind::kFailed, "cannot open the database: " +
+    return fail(ToolErrorKind::kFailed, "cannot open the database '" + path + "': " +
                                             std::string(h.db ? sqlite3_errmsg(h.db) : "out of memory"));
   }
   sqlite3_limit(h.db, SQLITE_LIMIT_ATTACHED, 0);
