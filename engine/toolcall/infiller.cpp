@@ -199,8 +199,33 @@ base::Status Infiller::pass() {
   return base::Status();
 }
 
+// A string slot committed up to a space whose every masked position now predicts padding (the
+// single space, or the closing quote): the model reads the value as over. The slot is closed at
+// its first masked position (the trailing space is dropped at finalisation) instead of taking
+// one padding token a pass, during which the model used to write junk after the padding
+// (`"Berg                      ["`). A value whose next word is still to come is not closed: its
+// next position predicts the word. The space before is required because the single space is
+// also content between words, predicted as padding in the pass before the next word shows.
+void Infiller::close_if_padding(const Slot& s, const SlotDp& dp, std::vector<Pred>& preds) const {
+  if (preds.empty()) return;
+  const size_t first = preds[0].pos;
+  for (size_t j = 0; j < first; ++j) {
+    if (s.tokens[j] == kMasked) return;
+  }
+  if (first == 0 || ctx_.vocab.text[static_cast<size_t>(s.tokens[first - 1])] != " ") return;
+  int32_t quote = -1;
+  for (const Pred& p : preds) {
+    const std::string& t = ctx_.vocab.text[static_cast<size_t>(p.token)];
+    if (t != " " && t != "\"") return;
+    if (t == "\"") quote = p.token;
+  }
+  if (quote < 0) quote = ctx_.vocab.quote;
+  if (quote < 0 || !slot_allows(*s.aut, dp, first, quote)) return;
+  const size_t piece = preds[0].piece;
+  preds.assign(1, Pred{piece, first, quote, 1.0});
+}
+
 void Infiller::commit_slots() {
-  struct Pred { size_t piece; size_t pos; int32_t token; double conf; };
   // Per slot, the predictions of its masked positions in order (left to right).
   std::vector<std::vector<Pred>> per_slot;
   for (size_t i = 0; i < pieces_.size(); ++i) {
@@ -236,6 +261,7 @@ void Infiller::commit_slots() {
         std::fputc('\n', stderr);
       }
     }
+    if (!s.is_number) close_if_padding(s, dp, per_slot.back());
   }
   auto commit = [&](const Pred& p) {
     Slot& s = slots_[static_cast<size_t>(pieces_[p.piece].slot)];

@@ -80,7 +80,10 @@ class Infiller {
   // Decoding
   void build_canvas();
   base::Status pass();
+  // One masked slot position's best token and its renormalised confidence.
+  struct Pred { size_t piece; size_t pos; int32_t token; double conf; };
   void commit_slots();
+  void close_if_padding(const Slot& s, const SlotDp& dp, std::vector<Pred>& preds) const;
   void resolve_choice(size_t piece, size_t cand);
   void propagate_and_finalize();
   void finalize_slot(size_t piece);

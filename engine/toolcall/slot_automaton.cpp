@@ -40,6 +40,7 @@ VocabInfo VocabInfo::build(const Tokenizer& tokenizer, int32_t mask_id) {
     const int cp = utf8_code_points(v.text[static_cast<size_t>(t)]);
     if (cp < 0) continue;
     v.usable[static_cast<size_t>(t)] = 1;
+    if (v.text[static_cast<size_t>(t)] == "\"" && v.quote < 0) v.quote = t;
     v.max_code_points = std::max(v.max_code_points, cp);
   }
   return v;

@@ -25,6 +25,7 @@ struct VocabInfo {
   std::vector<std::string> text;      // [n_vocab] token bytes
   std::vector<uint8_t> usable;        // [n_vocab] 1: not special/control, non-empty, complete UTF-8
   int32_t mask = -1;
+  int32_t quote = -1;                 // the token that is exactly '"', -1 if none
   int32_t n_vocab = 0;
   int max_code_points = 1;            // most code points in one usable token
   static VocabInfo build(const Tokenizer& tokenizer, int32_t mask_id);
