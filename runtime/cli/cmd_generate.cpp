@@ -1,5 +1,6 @@
 // `dloop generate`: text from a diffusion model with every decoding knob on the command line,
 // JSON output with counts and timings, and a live view of the canvas unmasking (--visual).
+// --tool-call decodes a tool call over --tools by schema-guided infilling instead (tool_call()).
 #include <unistd.h>
 
 #include <cstdio>
@@ -11,6 +12,7 @@
 #include "commands.h"
 #include "dloop/base/json.h"
 #include "dloop/engine/engine.h"
+#include "dloop/engine/tool_call.h"
 #include "model_path.h"
 
 namespace dloop::cli {
@@ -24,6 +26,11 @@ ArgParser generate_parser() {
       .flag({"prompt", "TEXT", "the user message (or the whole prompt with --raw)"})
       .flag({"system", "TEXT", "a system message"})
       .flag({"tools", "JSON|@FILE", "tools offered in the system message: a JSON array of {name, description, parameters}"})
+      .flag({"tool-call", "", "decode a tool call over --tools by schema-guided infilling: prints the call as "
+                              "{\"name\", \"arguments\"} (valid for the tool's schema) or the answer; the "
+                              "decoding knobs below then do not apply (docs/tool-calls.md)"})
+      .flag({"tool-choice", "C", "with --tool-call: auto, required, none or a tool name", false, "auto"})
+      .flag({"reasoning", "EFFORT", "with --tool-call: instant, low, medium or high", false, "low"})
       .flag({"raw", "", "use the prompt verbatim, no chat template (special tokens are parsed)"})
       .flag({"gen-length", "N", "answer canvas length in tokens", false, "128"})
       .flag({"steps", "N", "denoising steps (block schedule without threshold, or eps)", false, "gen-length"})
@@ -163,6 +170,89 @@ base::Result<std::vector<base::Json>> parse_tools(const std::string& spec) {
   return tools;
 }
 
+// --prompt and --system as chat messages, or with --raw the verbatim prompt (GenerateRequest and
+// ToolCallRequest alike).
+template <typename Request>
+void set_prompt(const ParsedArgs& a, Request& req) {
+  if (a.has("raw")) {
+    req.raw_prompt = a.get("system").value_or("") + *a.get("prompt");
+  } else {
+    if (auto sys = a.get("system")) req.messages.push_back({"system", *sys});
+    req.messages.push_back({"user", *a.get("prompt")});
+  }
+}
+
+// --tool-call: the call (or answer) of tool_call() over the --tools items.
+int generate_tool_call(const ParsedArgs& a, engine::Engine& eng, std::vector<base::Json> tools,
+                       const std::string& model_path) {
+  auto usage = [](const std::string& m) {
+    std::fprintf(stderr, "dloop generate: %s\n(see 'dloop generate --help')\n", m.c_str());
+    return kExitUsage;
+  };
+  engine::ToolCallRequest req;
+  set_prompt(a, req);
+  for (size_t i = 0; i < tools.size(); ++i) {
+    engine::ToolDefinition d;
+    d.name = tools[i].find("name")->as_string();
+    if (const base::Json* desc = tools[i].find("description")) {
+      if (!desc->is_string()) return usage("--tools: item " + std::to_string(i) + ": \"description\" must be a string");
+      d.description = desc->as_string();
+    }
+    if (const base::Json* params = tools[i].find("parameters")) {
+      if (!params->is_object()) return usage("--tools: item " + std::to_string(i) + ": \"parameters\" must be a JSON Schema object");
+      d.parameters = *params;
+    } else {
+      d.parameters = base::Json::object();
+      d.parameters.set("type", "object");
+    }
+    req.tools.push_back(std::move(d));
+  }
+  const std::string choice = a.get("tool-choice").value_or("auto");
+  auto tc = engine::parse_tool_choice(choice);
+  if (!tc) return usage("--tool-choice: expected auto, required, none or a tool name");
+  req.tool_choice = *tc;
+  const std::string effort = a.get("reasoning").value_or("low");
+  auto e = engine::parse_reasoning_effort(effort);
+  if (!e) return usage("--reasoning: expected instant, low, medium or high, not '" + effort + "'");
+  req.effort = *e;
+  if (req.tools.empty() && req.tool_choice.kind != engine::ToolChoice::Kind::kNone) {
+    return usage("--tool-call needs --tools (a JSON array of {name, description, parameters}) unless --tool-choice none");
+  }
+  if (auto st = engine::validate_tool_call_request(req); !st.ok()) return usage(st.message());
+  auto r = eng.tool_call(req);
+  if (!r.ok()) {
+    std::fprintf(stderr, "dloop generate: %s\n", r.status().message().c_str());
+    return r.status().code() == base::Code::kInvalidArgument ? kExitUsage : kExitFailed;
+  }
+  base::Json call = base::Json::object();
+  if (r->is_call) {
+    call.set("name", r->name);
+    call.set("arguments", r->arguments_json);
+  }
+  if (!a.has("json")) {
+    std::printf("%s\n", r->is_call ? call.dump().c_str() : r->answer.c_str());
+    return kExitOk;
+  }
+  base::Json j = base::Json::object();
+  j.set("model", model_path);
+  j.set("reasoning", engine::reasoning_effort_name(req.effort));
+  j.set("is_call", r->is_call);
+  j.set("tool_call", r->is_call ? call : base::Json());
+  j.set("answer", r->is_call ? base::Json() : base::Json(r->answer));
+  j.set("call_probability", r->call_probability >= 0 ? base::Json(r->call_probability) : base::Json());
+  j.set("prompt_tokens", r->prompt_tokens);
+  j.set("completion_tokens", r->completion_tokens);
+  j.set("forward_passes", r->forward_passes);
+  j.set("string_slot_tokens", r->string_slot_tokens);
+  base::Json t = base::Json::object();
+  t.set("load_ms", eng.load_ms());
+  t.set("forward_ms", r->timings.forward_ms);
+  t.set("total_ms", r->timings.total_ms);
+  j.set("timings", std::move(t));
+  std::printf("%s\n", j.dump(base::Json::Style::kPretty).c_str());
+  return kExitOk;
+}
+
 }  // namespace
 
 int cmd_generate(const std::vector<std::string>& args) {
@@ -185,6 +275,11 @@ int cmd_generate(const std::vector<std::string>& args) {
 
   auto tools = parse_tools(a.get("tools").value_or("[]"));
   if (!tools.ok()) return fail_usage(tools.status());
+  if (!a.has("tool-call")) {
+    for (const char* f : {"tool-choice", "reasoning"}) {
+      if (a.has(f)) return fail_usage(base::invalid_argument(std::string("--") + f + " needs --tool-call"));
+    }
+  }
 
   const bool tty = isatty(STDERR_FILENO) != 0;
   engine::EngineOptions eo;
@@ -203,13 +298,9 @@ int cmd_generate(const std::vector<std::string>& args) {
                ? kExitFailed
                : kExitUsage;
   }
+  if (a.has("tool-call")) return generate_tool_call(a, **eng, std::move(tools).value(), *model_path);
   engine::GenerateRequest req;
-  if (a.has("raw")) {
-    req.raw_prompt = a.get("system").value_or("") + *a.get("prompt");
-  } else {
-    if (auto sys = a.get("system")) req.messages.push_back({"system", *sys});
-    req.messages.push_back({"user", *a.get("prompt")});
-  }
+  set_prompt(a, req);
   req.tools = std::move(tools).value();
   req.decode = *options;
   if (a.has("visual")) {
