@@ -8,7 +8,7 @@ copying warm-up); give it the real model's shape (--dim 256 --layers 6 --heads 4
 
 Usage: copy_toy.py [--mode end|marker|key] [--context 300] [--steps 600] [--lr 1e-3] [--rope-theta 10000]
        [--layers 2] [--start-context 30] [--dim 128 --heads 4 --ffn 256 --vocab 300]
-       [--mimetic 0.7 0.7 0.7 -0.7] [--save WARM.pt] [--init WARM.pt]
+       [--mimetic 0.7 0.7 0.7 -0.7] [--save WARM.pt] [--init WARM.pt] [--device cpu|cuda]
 """
 import argparse
 import random
@@ -59,6 +59,7 @@ def main():
     ap.add_argument("--vocab", type=int, default=300)
     ap.add_argument("--mimetic", type=float, nargs=4, metavar=("QK_A", "QK_B", "VO_A", "VO_B"),
                     help="mimetic initialisation of the attention blocks (model.mimetic_init)")
+    ap.add_argument("--device", default="cpu", help="torch device to train on (cpu, cuda); --save writes CPU tensors")
     ap.add_argument("--save", help="write the trained model here as a train.py --init checkpoint")
     ap.add_argument("--init", help="start from this --save checkpoint (a second warm-up stage at a longer context); "
                                    "its shape replaces --dim/--layers/--heads/--ffn/--vocab")
@@ -66,7 +67,7 @@ def main():
     torch.manual_seed(0)
     torch.set_num_threads(a.threads)
     if a.init:
-        ck = torch.load(a.init)
+        ck = torch.load(a.init, map_location="cpu")
         model = LLaDA(Config(**ck["config"]))
         model.load_state_dict(ck["model"])
         a.vocab = model.c.vocab
@@ -75,6 +76,7 @@ def main():
                              rope_theta=a.rope_theta))
     if a.mimetic and not a.init:
         mimetic_init(model, tuple(a.mimetic[:2]), tuple(a.mimetic[2:]))
+    model = model.to(a.device)
     opt = torch.optim.AdamW(model.parameters(), lr=a.lr, betas=(0.9, 0.95), weight_decay=0.01)
     rng = random.Random(0)
     recent = []
@@ -85,7 +87,7 @@ def main():
         batch = [example(rng, a.mode, context, a.vocab) for _ in range(a.batch)]
         tokens, plen, tlen = train.collate(batch, list(range(a.batch)))
         gen = torch.Generator().manual_seed(step)
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=a.bf16):
+        with torch.autocast(torch.device(a.device).type, dtype=torch.bfloat16, enabled=a.bf16):
             loss, ce, _ = train.diffusion_loss(model, tokens, plen, tlen, RESP, gen, weighting=a.loss)
         opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -97,7 +99,7 @@ def main():
                 step, context, sum(r[0] for r in recent) / len(recent), sum(r[1] for r in recent) / len(recent)),
                 flush=True)
         if a.save and (step % 500 == 0 or step == a.steps):
-            torch.save({"model": model.state_dict(), "config": model.c.to_dict(), "state": {"step": step}}, a.save)
+            torch.save({"model": train.cpu_state(model), "config": model.c.to_dict(), "state": {"step": step}}, a.save)
 
 
 if __name__ == "__main__":

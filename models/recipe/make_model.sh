@@ -1,7 +1,9 @@
 #!/bin/sh
 # Re-create the bundled model from scratch on CPU (not part of CI):
 #   models/recipe/make_model.sh            # WORK=/var/lib/dloop-train MINUTES=85 SEED=1 THREADS=2 DEVICE=cpu
-# DEVICE=cuda trains on a GPU (give TRAIN_ARGS a larger --batch there); export and goldens run on the CPU.
+# DEVICE=cuda runs the warm-up and the training on a GPU; export and goldens run on the CPU. On an H200 the
+# model is too small to fill the GPU: 3,359 steps at --batch 16 in 3.3 minutes with 3 runs sharing it (the CPU:
+# 4,166 in 85 minutes), so STEPS=4166 takes minutes; a larger batch with a larger LR trained worse (models/README.md).
 # Steps: generate data, train the BPE tokenizer, a copying warm-up on random tokens in three stages (copy_toy.py
 # --mode key with mimetic attention initialisation, context 30; then contexts growing to 100; then context 30 again:
 # the model learns to find a span by content before it sees the agent data),
@@ -39,12 +41,13 @@ if [ "$WARM_STEPS" -gt 0 ]; then
     # The model's shape is train.py's default (6 layers x 256, 4 heads, FFN 704).
     [ -f "$WORK/warm.pt" ] || [ -f "$WORK/ckpt.pt" ] || $PY $R/copy_toy.py --mode key --context 30 \
         --steps "$WARM_STEPS" --dim 256 --layers 6 --heads 4 --ffn 704 --vocab "$VOCAB" --mimetic 0.7 0.7 0.7 -0.7 \
-        --threads "${THREADS:-2}" --save "$WORK/warm.pt"
+        --threads "${THREADS:-2}" --device "${DEVICE:-cpu}" --save "$WORK/warm.pt"
     # Two more stages from there: longer contexts, then back to 30 (the masked CE goes on falling, 1.89 -> 1.26).
     [ -f "$WORK/warm2.pt" ] || [ -f "$WORK/ckpt.pt" ] || $PY $R/copy_toy.py --mode key --init "$WORK/warm.pt" \
-        --start-context 30 --context 100 --steps 1500 --threads "${THREADS:-2}" --save "$WORK/warm2.pt"
+        --start-context 30 --context 100 --steps 1500 --threads "${THREADS:-2}" --device "${DEVICE:-cpu}" \
+        --save "$WORK/warm2.pt"
     [ -f "$WORK/warm3.pt" ] || [ -f "$WORK/ckpt.pt" ] || $PY $R/copy_toy.py --mode key --init "$WORK/warm2.pt" \
-        --context 30 --steps 2000 --threads "${THREADS:-2}" --save "$WORK/warm3.pt"
+        --context 30 --steps 2000 --threads "${THREADS:-2}" --device "${DEVICE:-cpu}" --save "$WORK/warm3.pt"
     INIT="--init $WORK/warm3.pt"
 fi
 BUDGET="--max-minutes $MINUTES"

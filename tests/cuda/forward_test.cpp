@@ -2,8 +2,12 @@
 // dream models (every weight type) and of random models from engine/synthetic, cached passes
 // (prefix and dual) against the CPU's CachedForwarder, the device decoding step against the
 // CPU logits, and greedy generations identical for f32 weights. Tolerances relative to the
-// largest logit: 1e-4 for f32 weights, 1e-2 for f16/bf16 and quantized weights (dequantized to
-// f16 on the device; activations rounded to the weight's f16/bf16 before each matrix product).
+// largest logit follow the precision of the device's matrix-product inputs (activations are
+// rounded to the weight's type first, as in llama.cpp's cuBLAS path; the CPU keeps them in f32,
+// or quantizes them to 8 bits for quantized weights): 1e-4 for f32 weights, 2e-2 for f16 and
+// quantized weights (dequantized to f16 on the device; 11 significant bits), 6e-2 for bf16
+// (8 significant bits, 8 times coarser). Measured on an H200 (docs/cuda.md): bf16 0.040 and
+// llada-q8_0 0.012 on the checked-in models, every other model under 1e-2.
 // Label gpu: skipped when no device is present.
 #include <gtest/gtest.h>
 
@@ -61,7 +65,11 @@ std::vector<int32_t> rows_between(int64_t lo, int64_t hi) {
 }
 
 double tolerance(const Model& m) {
-  return m.weights().layers[0].wq.type == kernels::DType::kF32 ? 1e-4 : 1e-2;
+  switch (m.weights().layers[0].wq.type) {
+    case kernels::DType::kF32: return 1e-4;
+    case kernels::DType::kBF16: return 6e-2;
+    default: return 2e-2;
+  }
 }
 
 TEST(CudaForward, RegisteredWithTheDeviceRegistry) {
@@ -78,6 +86,10 @@ void expect_device_matches_cpu(kernels::ThreadPool& pool, Loaded& l, const std::
   auto fwd = l.device->make_forwarder(CacheMode::kNone);
   ASSERT_STATUS_OK(fwd->forward(tokens, rows, got.data(), PassHint{}));
   EXPECT_CLOSE(got, want, tolerance(*l.model));
+  // The measured error goes into the test's output: docs/cuda.md records it per weight type.
+  std::printf("forward %s (%s weights), %zu tokens: relative error %.3g\n", l.model->config().name.c_str(),
+              kernels::dtype_info(l.model->weights().layers[0].wq.type).name, tokens.size(),
+              kernels::cuda::test::max_rel_error(got, want));
 }
 
 TEST(CudaForward, CheckedInModelsMatchTheCpuForward) {
