@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <memory>
@@ -186,8 +187,10 @@ base::Status Infiller::pass() {
           s = at(diff);
         } else {
           for (size_t j = 0; j < toks.size(); ++j) s += at(j);
-          s /= static_cast<double>(std::max<size_t>(toks.size(), 1));
+          if (!p.score_sum) s /= static_cast<double>(std::max<size_t>(toks.size(), 1));
         }
+        s += p.cands[ci].log_prior;
+        if (trace_) std::fprintf(stderr, "  choice piece %zu: %s %.3f\n", i, p.cands[ci].texts[ti].c_str(), s);
         if (s > best_score) { best_score = s; best = ci; }
       }
     }
@@ -342,6 +345,7 @@ void Infiller::finalize_slot(size_t i) {
   if (s.is_number) {
     while (!text.empty() && text.back() == ' ') text.pop_back();
     text = clamp_number_text(text, s.range, s.integer);
+    if (o_.copy_repair && offer_copies(i, s, text)) return;
   } else {
     const size_t q = text.rfind('"');
     DLOOP_ASSERT(q != std::string::npos);
@@ -355,12 +359,140 @@ void Infiller::finalize_slot(size_t i) {
       text.pop_back();
       --length;
     }
+    if (o_.copy_repair && offer_copies(i, s, text)) return;
     text += '"';
   }
   pieces_[i].kind = Piece::kText;
   pieces_[i].text = text;
   pieces_[i].slot = -1;
   merge_text();
+}
+
+namespace {
+
+// Where a copied value may start and end in the prompt's text: after or before whitespace,
+// quotes, brackets and separators, or before sentence punctuation that ends a word.
+bool separator(char c) { return std::isspace(static_cast<unsigned char>(c)) || std::strchr("\"'`()[]{}<>,;:=|", c); }
+bool span_start(std::string_view text, size_t i) { return i == 0 || separator(text[i - 1]); }
+bool span_end(std::string_view text, size_t j) {
+  if (j == text.size() || separator(text[j])) return true;
+  return std::strchr(".?!", text[j]) && (j + 1 == text.size() || separator(text[j + 1]));
+}
+
+// Levenshtein distance of a and b, or limit + 1 once it is certainly above limit.
+size_t edit_distance(std::string_view a, std::string_view b, size_t limit) {
+  if ((a.size() > b.size() ? a.size() - b.size() : b.size() - a.size()) > limit) return limit + 1;
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    size_t row_min = cur[0];
+    for (size_t j = 1; j <= b.size(); ++j) {
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      row_min = std::min(row_min, cur[j]);
+    }
+    if (row_min > limit) return limit + 1;
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+// A JSON number as the number slot writes it: -?digits(.digits)?, no leading zero before digits.
+bool plain_number(std::string_view t, bool integer) {
+  if (!t.empty() && t[0] == '-') t.remove_prefix(1);
+  const size_t dot = t.find('.');
+  const std::string_view whole = t.substr(0, dot);
+  if (whole.empty() || (whole.size() > 1 && whole[0] == '0')) return false;
+  auto digits = [](std::string_view d) {
+    return std::all_of(d.begin(), d.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; });
+  };
+  if (!digits(whole)) return false;
+  if (dot == std::string_view::npos) return true;
+  const std::string_view frac = t.substr(dot + 1);
+  return !integer && !frac.empty() && digits(frac);
+}
+
+}  // namespace
+
+// Spans of the prompt's text nearest to `value` (at most 2 edits, 1 below 12 characters, none
+// below 4), starting and ending at word boundaries, that the slot could hold; empty when the
+// value occurs verbatim. At most 4, in order of appearance.
+std::vector<std::string> Infiller::near_spans(const Slot& s, const std::string& value) {
+  std::vector<std::string> out;
+  if (value.size() < 4 || value.find('\\') != std::string::npos) return out;
+  if (prompt_text_.empty()) {
+    for (int32_t t : prompt_) prompt_text_ += ctx_.vocab.text[static_cast<size_t>(t)];
+  }
+  const std::string& text = prompt_text_;
+  for (size_t at = text.find(value); at != std::string::npos; at = text.find(value, at + 1)) {
+    if (span_start(text, at) && span_end(text, at + value.size())) return out;  // copied verbatim
+  }
+  const size_t limit = value.size() >= 12 ? 2 : 1;
+  size_t best = limit + 1;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (separator(text[i]) || !span_start(text, i)) continue;
+    for (size_t len = value.size() > limit ? value.size() - limit : 1; len <= value.size() + limit; ++len) {
+      const size_t j = i + len;
+      if (j > text.size()) break;
+      if (separator(text[j - 1]) || !span_end(text, j)) continue;
+      const std::string_view span(text.data() + i, len);
+      bool clean = true;
+      for (char c : span) {
+        const auto u = static_cast<unsigned char>(c);
+        if (u < 0x20 || c == '"' || c == '\\') { clean = false; break; }
+      }
+      if (!clean) continue;
+      const size_t d = edit_distance(value, span, std::min(limit, best));
+      if (d > std::min(limit, best)) continue;
+      if (s.is_number) {
+        if (!plain_number(span, s.integer) || clamp_number_text(std::string(span), s.range, s.integer) != span) continue;
+      } else {
+        const uint64_t n = json_string_length(span);
+        if (n < s.min_length || (s.max_length >= 0 && n > static_cast<uint64_t>(s.max_length))) continue;
+      }
+      if (d < best) { best = d; out.clear(); }
+      if (std::find(out.begin(), out.end(), span) == out.end() && out.size() < 4) out.emplace_back(span);
+    }
+  }
+  return out;
+}
+
+// Copy repair's prior: argument values are copied from the conversation far more often than not.
+// A near span gets log(0.9 / 0.1) added to its summed log-probability against the decoded value,
+// so the model keeps a value of its own only when it prefers it by more than that.
+constexpr double kCopyLogPrior = 2.1972245773362196;
+
+// Copy repair (InfillOptions::copy_repair): the finished slot `i` holding `value` becomes a literal
+// choice between the value and the prompt's near spans, scored in the next pass. A string slot's
+// opening quote moves from the text before it into the candidates, as for enum literals.
+bool Infiller::offer_copies(size_t i, const Slot& s, const std::string& value) {
+  std::vector<std::string> spans = near_spans(s, value);
+  if (spans.empty()) return false;
+  const bool quoted = !s.is_number;
+  if (quoted && (i == 0 || pieces_[i - 1].kind != Piece::kText || pieces_[i - 1].text.empty() ||
+                 pieces_[i - 1].text.back() != '"')) {
+    return false;
+  }
+  if (quoted) pieces_[i - 1].text.pop_back();
+  std::vector<Candidate> cands;
+  spans.insert(spans.begin(), value);
+  for (size_t k = 0; k < spans.size(); ++k) {
+    Work w;
+    w.text = quoted ? "\"" + spans[k] + "\"" : spans[k];
+    cands.push_back({{w.text}, {w}, k == 0 ? 0.0 : kCopyLogPrior});
+  }
+  Piece& p = pieces_[i];
+  p.kind = Piece::kChoice;
+  p.slot = -1;
+  p.cands = std::move(cands);
+  p.blocking = false;
+  p.score_sum = true;
+  if (trace_) {
+    std::fprintf(stderr, "copy repair: %s ->", value.c_str());
+    for (size_t k = 1; k < spans.size(); ++k) std::fprintf(stderr, " [%s]", spans[k].c_str());
+    std::fputc('\n', stderr);
+  }
+  return true;
 }
 
 void Infiller::merge_text() {

@@ -47,6 +47,12 @@ struct InfillOptions {
   // while their confidence reaches the threshold (all slots in parallel). Otherwise any masked
   // position may be committed (global threshold over all slot positions).
   bool slot_left_to_right = true;
+  // Copy repair: a finished string or number value that is not found verbatim in the prompt's
+  // text, while spans of the prompt within a small edit distance are (a dropped, doubled or
+  // changed character of an ID, a date, a name), becomes a choice between the decoded value and
+  // those spans, scored by the model in the next pass like an enum. A value found verbatim, or
+  // with no near span, is kept as decoded.
+  bool copy_repair = true;
 };
 
 struct InfillResult {

@@ -37,6 +37,7 @@ struct Work {
 struct Candidate {
   std::vector<std::string> texts;  // scored as tail + text; the best text scores the candidate
   std::vector<Work> then;          // run in order when chosen
+  double log_prior = 0;            // added to the candidate's score (copy repair's copies)
 };
 
 struct Slot {
@@ -45,6 +46,7 @@ struct Slot {
   bool is_number = false;
   bool integer = false;
   uint64_t min_length = 0;  // string slots: the schema's minLength (trailing spaces are dropped above it)
+  int64_t max_length = -1;  // string slots: the schema's maxLength, -1 = none
   NumberRange range;
 };
 
@@ -58,6 +60,9 @@ struct Piece {
   // kChoice: another array item or the end; scored only once everything before it is committed,
   // at the first token where the candidates differ.
   bool array_continuation = false;
+  // kChoice: candidates scored by the sum of their tokens' log-probabilities (plus log_prior)
+  // instead of the mean (copy repair: candidates of nearly equal length).
+  bool score_sum = false;
 };
 
 class Infiller {
@@ -87,6 +92,8 @@ class Infiller {
   void resolve_choice(size_t piece, size_t cand);
   void propagate_and_finalize();
   void finalize_slot(size_t piece);
+  bool offer_copies(size_t piece, const Slot& s, const std::string& value);
+  std::vector<std::string> near_spans(const Slot& s, const std::string& value);
   void merge_text();
   bool pending() const;
   double logp(size_t row, int32_t token) const;
@@ -110,6 +117,7 @@ class Infiller {
   std::vector<int32_t> row_of_;               // canvas position -> row, -1
   std::vector<float> logits_;                 // [rows x n_vocab]
   std::vector<double> lse_;                   // [rows] log-sum-exp without the mask token
+  std::string prompt_text_;                   // the prompt's text (copy repair), built on first use
   InfillResult result_;
   bool trace_ = std::getenv("DLOOP_TOOLCALL_TRACE") != nullptr;  // each pass's canvas on stderr
 };

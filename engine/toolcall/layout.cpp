@@ -51,6 +51,7 @@ base::Result<int> Infiller::make_string_slot(const SchemaNode& n) {
       s.aut = aut;
       s.tokens = std::move(masks);
       s.min_length = min_len;
+      s.max_length = n.max_length ? static_cast<int64_t>(*n.max_length) : -1;
       slots_.push_back(std::move(s));
       return static_cast<int>(slots_.size() - 1);
     }

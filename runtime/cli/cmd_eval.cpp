@@ -115,6 +115,7 @@ int cmd_eval(const std::vector<std::string>& args) {
       .flag({"cache", "MODE", "K/V cache of schema-guided decoding: none, prefix, dual", false, "the effort's preset"})
       .flag({"reuse", "MODE", "prompt reuse of schema-guided decoding: off, system, turns", false,
              "the effort's preset"})
+      .flag({"no-copy-repair", "", "schema-guided decoding keeps values that are near, not exact, copies of the prompt"})
       .flag({"no-free", "", "skip free decoding"})
       .flag({"threads", "N", "compute threads", false, "physical cores"})
       .flag({"verbose", "", "print every miss"})
@@ -176,6 +177,7 @@ int cmd_eval(const std::vector<std::string>& args) {
       r.effort = effort;
       r.cache = cache;
       r.prompt_reuse = reuse;
+      r.copy_repair = !a->has("no-copy-repair");
       auto res = e.tool_call(r);
       if (!res.ok()) return res.status();
       return Decoded{res->is_call, res->is_call, res->name, res->arguments_json,

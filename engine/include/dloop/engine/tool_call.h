@@ -71,6 +71,9 @@ struct ToolCallRequest {
   int64_t number_slot_tokens = 12;     // positions of a number value slot
   std::optional<CacheMode> cache;          // unset: the effort preset's
   std::optional<PromptReuse> prompt_reuse; // unset: the effort preset's
+  // A decoded string or number value not found in the conversation but within a small edit
+  // distance of spans of it becomes a choice among them, scored by the model (docs/tool-calls.md).
+  bool copy_repair = true;
 };
 
 struct ToolCallResult {

@@ -1,0 +1,103 @@
+// Copy repair (InfillOptions::copy_repair): a decoded value that is not in the prompt, while a span
+// of the prompt within an edit or two is, becomes a choice between them scored by the model, with
+// the copy's prior (log 9) added. Scripted forwarders stand in for the model: they write a value
+// confidently in the decoding passes, and in the choice's pass (the value's opening quote masked
+// again) are unsure among the candidates (the prior decides) or sure of the decoded value.
+#include <gtest/gtest.h>
+
+#include "scripted_infill.h"
+
+namespace dloop::engine::toolcall {
+namespace {
+
+using test::Fixture;
+using test::Script;
+
+constexpr const char* kId = R"({"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]})";
+constexpr const char* kRating =
+    R"({"type": "object", "properties": {"rating": {"type": "number"}}, "required": ["rating"]})";
+
+// Writes `value` (then the closing quote when quoted, then padding) confidently in the first pass.
+// In the second (the copy-repair choice, whose region starts at the opening quote when quoted) the
+// model is unsure among `choice`: each text's k-th token gets logit `weight` at the region's k-th
+// position.
+Script writes(const Fixture& f, const std::string& value, bool quoted, const std::vector<std::string>& choice,
+              float weight = 10.0f) {
+  const std::vector<int32_t> ids = f.tok->encode(value, false);
+  std::vector<std::vector<int32_t>> alts;
+  for (const std::string& c : choice) alts.push_back(f.tok->encode(quoted ? "\"" + c + "\"" : c, false));
+  const int32_t quote = f.id("\""), sp = f.id(" ");
+  const int64_t shift = quoted ? 1 : 0;
+  return [=](std::span<const int32_t>, int64_t, int64_t j, int pass) -> std::map<int32_t, float> {
+    if (pass >= 2) {
+      std::map<int32_t, float> out;
+      const auto k = static_cast<size_t>(j + shift);
+      for (const auto& a : alts) {
+        if (k < a.size()) out[a[k]] = weight;
+      }
+      return out;
+    }
+    if (j >= 0 && j < static_cast<int64_t>(ids.size())) return {{ids[static_cast<size_t>(j)], 20.0f}};
+    if (quoted && j == static_cast<int64_t>(ids.size())) return {{quote, 20.0f}};
+    return {{sp, 20.0f}};
+  };
+}
+
+TEST(CopyRepair, ANearSpanOfThePromptReplacesAValueTheModelDoesNotPrefer) {
+  Fixture f;
+  f.string_budget = 16;
+  int passes = 0;
+  EXPECT_EQ(f.decode(kId, writes(f, "PRJ-88430", true, {"PRJ-88430", "PRJ-82430"}), 0.9, &passes,
+                     "Cancel order PRJ-82430 now."),
+            R"({"id": "PRJ-82430"})");
+  int plain = 0;
+  EXPECT_EQ(f.decode(kId, writes(f, "PRJ-88430", true, {}), 0.9, &plain, "Cancel order PRJ-82430 now.", false),
+            R"({"id": "PRJ-88430"})");
+  EXPECT_EQ(passes, plain + 1);  // one pass scores the choice
+}
+
+TEST(CopyRepair, TheModelKeepsItsValueWhenItPrefersItByMoreThanThePrior) {
+  Fixture f;
+  f.string_budget = 16;
+  // In the choice's pass the model is sure of "PRJ-88430" (logit 10 for its tokens only): the
+  // copy's differing token scores about 10 nats less, more than the prior's 2.2.
+  EXPECT_EQ(f.decode(kId, writes(f, "PRJ-88430", true, {"PRJ-88430"}), 0.9, nullptr, "Cancel order PRJ-82430 now."),
+            R"({"id": "PRJ-88430"})");
+}
+
+TEST(CopyRepair, AValueFoundVerbatimIsKeptWithoutAnotherPass) {
+  Fixture f;
+  f.string_budget = 16;
+  int passes = 0, plain = 0;
+  EXPECT_EQ(f.decode(kId, writes(f, "PRJ-88430", true, {}), 0.9, &passes, "Cancel PRJ-88430, not PRJ-88431."),
+            R"({"id": "PRJ-88430"})");
+  f.decode(kId, writes(f, "PRJ-88430", true, {}), 0.9, &plain, "Cancel PRJ-88430, not PRJ-88431.", false);
+  EXPECT_EQ(passes, plain);
+}
+
+TEST(CopyRepair, APrefixOfAWordInThePromptIsNotAVerbatimCopy) {
+  Fixture f;
+  f.string_budget = 16;
+  // "USR-4415" occurs in the prompt only inside "USR-44150": not a copy, repaired to the word.
+  EXPECT_EQ(f.decode(kId, writes(f, "USR-4415", true, {"USR-4415", "USR-44150"}), 0.9, nullptr, "Close claim USR-44150 today."),
+            R"({"id": "USR-44150"})");
+}
+
+TEST(CopyRepair, NumbersAreRepairedFromNumbersInThePrompt) {
+  Fixture f;
+  EXPECT_EQ(f.decode(kRating, writes(f, "23.8", false, {"23.8", "234.8"}), 0.9, nullptr, "Set the rating to 234.8 please."),
+            R"({"rating": 234.8})");
+}
+
+TEST(CopyRepair, ShortOrFarValuesAreLeftAlone) {
+  Fixture f;
+  f.string_budget = 16;
+  // Under 4 characters: no repair ("ab1" vs "ab2").
+  EXPECT_EQ(f.decode(kId, writes(f, "ab1", true, {"ab1", "ab2"}), 0.9, nullptr, "Use ab2 here."), R"({"id": "ab1"})");
+  // Two edits from the only candidate, under 12 characters: kept.
+  EXPECT_EQ(f.decode(kId, writes(f, "PRJ-88431", true, {"PRJ-88431", "PRJ-82430"}), 0.9, nullptr, "Cancel order PRJ-82430 now."),
+            R"({"id": "PRJ-88431"})");
+}
+
+}  // namespace
+}  // namespace dloop::engine::toolcall
