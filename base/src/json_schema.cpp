@@ -25,13 +25,15 @@ constexpr std::array<std::pair<std::string_view, uint8_t>, 7> kTypeNames = {{
     {"boolean", kSchemaBoolean}, {"object", kSchemaObject}, {"array", kSchemaArray},
     {"null", kSchemaNull}}};
 
-std::string_view hint_for(std::string_view keyword) {
+std::string_view hint_for(std::string_view keyword, bool pattern_supported) {
   if (keyword == "$ref" || keyword == "$defs" || keyword == "definitions") {
     return " (references are not supported: write the schema inline)";
   }
   if (keyword == "oneOf") return " (use anyOf)";
   if (keyword == "allOf") return " (merge the schemas into one)";
-  if (keyword == "format") return " (use pattern)";
+  if (keyword == "format") {
+    return pattern_supported ? " (use pattern)" : " (nor is pattern: state the expected format in the description)";
+  }
   if (keyword == "prefixItems") return " (tuple arrays are not supported)";
   if (keyword == "patternProperties") return " (use additionalProperties with a schema)";
   return "";
@@ -101,6 +103,7 @@ uint64_t code_points(const std::string& s) {
 
 class Compiler {
  public:
+  explicit Compiler(bool pattern_supported) : pattern_supported_(pattern_supported) {}
   Result<SchemaNode::Ptr> compile(const Json& s, const std::string& path, size_t depth) {
     if (depth > kMaxSchemaDepth) return schema_error(path, "schema nests too deeply");
     auto node = std::make_shared<SchemaNode>();
@@ -114,7 +117,7 @@ class Compiler {
     }
     for (const auto& [key, value] : s.as_object()) {
       if (std::find(kKeywords.begin(), kKeywords.end(), key) == kKeywords.end()) {
-        return schema_error(path, "unsupported keyword '" + key + "'" + std::string(hint_for(key)));
+        return schema_error(path, "unsupported keyword '" + key + "'" + std::string(hint_for(key, pattern_supported_)));
       }
       DLOOP_RETURN_IF_ERROR(keyword(*node, key, value, path, depth));
     }
@@ -254,6 +257,8 @@ class Compiler {
     }
     return Status();
   }
+
+  bool pattern_supported_;
 };
 
 class Validator {
@@ -414,8 +419,8 @@ const char* schema_type_name_of(const Json& v) {
 
 Schema::Schema() : root_(std::make_shared<SchemaNode>()), json_(Json::object()) {}
 
-Result<Schema> Schema::compile(const Json& schema) {
-  DLOOP_ASSIGN_OR_RETURN(auto root, Compiler().compile(schema, "#", 0));
+Result<Schema> Schema::compile(const Json& schema, bool pattern_supported) {
+  DLOOP_ASSIGN_OR_RETURN(auto root, Compiler(pattern_supported).compile(schema, "#", 0));
   Schema out;
   out.root_ = std::move(root);
   out.json_ = schema;

@@ -27,7 +27,7 @@ struct CompiledTool {
 
 base::Status check_tool_schema(const ToolDefinition& t, size_t i, base::Schema* out) {
   const std::string where = "tools[" + std::to_string(i) + "] '" + t.name + "': ";
-  auto compiled = base::Schema::compile(t.parameters);
+  auto compiled = base::Schema::compile(t.parameters, /*pattern_supported=*/false);
   if (!compiled.ok()) return base::invalid_argument(where + compiled.status().message());
   if (!(compiled->root().types & base::kSchemaObject) || !compiled->root().any_of.empty()) {
     return base::invalid_argument(where + "#: the parameters schema must describe an object (type: object)");
@@ -119,7 +119,7 @@ base::Status validate_tool_call_request(const ToolCallRequest& r) {
     return base::invalid_argument("tool_choice names '" + r.tool_choice.name + "', which is not among the offered tools");
   }
   if (r.output_schema) {
-    auto compiled = base::Schema::compile(*r.output_schema);
+    auto compiled = base::Schema::compile(*r.output_schema, /*pattern_supported=*/false);
     if (!compiled.ok()) return base::invalid_argument("output_schema: " + compiled.status().message());
     auto st = toolcall::check_decodable(compiled->root());
     if (!st.ok()) return base::invalid_argument("output_schema: " + st.message());
@@ -307,7 +307,7 @@ base::Result<ToolCallResult> Engine::run_tool_call(const ToolCallRequest& reques
 }
 
 base::Result<GenerateResult> Engine::run_generate_json(const GenerateRequest& request, PassExecutor* exec) {
-  auto schema = base::Schema::compile(*request.response_format);
+  auto schema = base::Schema::compile(*request.response_format, /*pattern_supported=*/false);
   if (!schema.ok()) return base::invalid_argument("response_format: " + schema.status().message());
   auto st = toolcall::check_decodable(schema->root());
   if (!st.ok()) return base::invalid_argument("response_format: " + st.message());

@@ -177,6 +177,11 @@ TEST(JsonSchema, AnnotationsAreAccepted) {
 TEST(JsonSchema, UnsupportedKeywordsNameThePath) {
   EXPECT_EQ(compile_err(R"({"type":"object","properties":{"city":{"type":"string","format":"date"}}})"),
             "#/properties/city: unsupported keyword 'format' (use pattern)");
+  // Where pattern cannot be honoured either (tool-call decoding), the hint does not suggest it.
+  auto no_pattern = Schema::compile(J(R"({"properties":{"d":{"format":"date"}}})"), /*pattern_supported=*/false);
+  ASSERT_FALSE(no_pattern.ok());
+  EXPECT_EQ(no_pattern.status().message(),
+            "#/properties/d: unsupported keyword 'format' (nor is pattern: state the expected format in the description)");
   EXPECT_EQ(compile_err(R"({"$ref":"#/$defs/x"})"),
             "#: unsupported keyword '$ref' (references are not supported: write the schema inline)");
   EXPECT_EQ(compile_err(R"({"items":{"oneOf":[{}]}})"), "#/items: unsupported keyword 'oneOf' (use anyOf)");

@@ -58,6 +58,9 @@ TEST(ToolCallErrors, UnsupportedKeywordNamesToolAndPath) {
   EXPECT_NE(e.find("tools[0] 'get_weather'"), std::string::npos) << e;
   EXPECT_NE(e.find("#/properties/city"), std::string::npos) << e;
   EXPECT_NE(e.find("format"), std::string::npos) << e;
+  // pattern is refused for decoding too: the hint does not suggest it.
+  EXPECT_EQ(e.find("use pattern"), std::string::npos) << e;
+  EXPECT_NE(e.find("nor is pattern: state the expected format in the description"), std::string::npos) << e;
 }
 
 TEST(ToolCallErrors, PatternIsRefusedForDecoding) {

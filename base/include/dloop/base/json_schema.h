@@ -79,7 +79,9 @@ class Schema {
   // Checks `schema` against the supported subset and compiles it. Errors (invalid_argument) name
   // the JSON pointer of the offending schema object: "#/properties/city: unsupported keyword
   // 'format'", "#/items: 'minItems' must be a non-negative integer".
-  static Result<Schema> compile(const Json& schema);
+  // pattern_supported: false where the schema's user cannot honour `pattern` (tool-call decoding),
+  // so that the error for `format` does not suggest it.
+  static Result<Schema> compile(const Json& schema, bool pattern_supported = true);
 
   // ok, or invalid_argument "#/path: reason" for the first problem found (depth-first, in
   // property declaration order).
