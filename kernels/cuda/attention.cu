@@ -5,6 +5,8 @@
 // is ever stored. In a tile, lane j scores key j; the probabilities are then broadcast by
 // shuffles for the value sum. Long canvases use 4 queries per warp (K/V tiles reused 16 times);
 // short query sets (a cached block of 32 rows) use 1 so that enough blocks run.
+// Measured slow on an H200 (docs/performance.md, "CUDA backend"): 88% of a pass's GPU time, from
+// too few blocks for short query sets and a latency-bound tile copy; the fixes are listed there.
 // Thread-safety: see kernels.h.
 #include <cmath>
 
