@@ -2,11 +2,14 @@
 from a prompt of 0..--context random tokens. --mode end puts the span at the end of the prompt (its place is fixed
 relative to the answer); --mode marker puts it at a random place after a marker token (found only by content);
 --mode key puts it after a random key token and starts the answer with that key (copy what follows the key, the
-skill the schema-guided decoder needs for argument values). Prints the loss and the masked cross-entropy (mean of
+skill the schema-guided decoder needs for argument values); --mode kv puts 1..4 key-span pairs (spans of 1..6
+tokens, each closed by a separator token) among the random tokens and asks for a random subset of the keys in a
+random order, each key given and followed by a masked slot of 7 positions (the span, the separator, then padding),
+as the decoder asks for the values of a call whose keys it has written (find the right pair among several). Prints the loss and the masked cross-entropy (mean of
 the last 100 steps) every 100 steps. --save writes the model as a checkpoint that train.py --init starts from (a
 copying warm-up); give it the real model's shape (--dim 256 --layers 6 --heads 4 --ffn 704 --vocab 2560).
 
-Usage: copy_toy.py [--mode end|marker|key] [--context 300] [--steps 600] [--lr 1e-3] [--rope-theta 10000]
+Usage: copy_toy.py [--mode end|marker|key|kv] [--context 300] [--steps 600] [--lr 1e-3] [--rope-theta 10000]
        [--layers 2] [--start-context 30] [--dim 128 --heads 4 --ffn 256 --vocab 300]
        [--mimetic 0.7 0.7 0.7 -0.7] [--save WARM.pt] [--init WARM.pt] [--device cpu|cuda]
 """
@@ -19,6 +22,39 @@ import train
 from model import LLaDA, Config, mimetic_init
 
 SPAN, RESP, MARKER = 6, 8, 5
+KV_PAIRS, KV_SLOT, KV_SEP, KV_PAD = 4, 7, 6, 7  # kv mode: pairs at most, slot width, separator and padding ids
+KV_RESP = KV_PAIRS * (1 + KV_SLOT)
+
+
+def draw(rng, vocab, avoid):
+    """A random token id of 10..vocab-1 not in avoid."""
+    while True:
+        t = rng.randrange(10, vocab)
+        if t not in avoid:
+            return t
+
+
+def kv_example(rng, context, vocab):
+    """(prompt, answer, slot positions in the answer): the kv mode's example."""
+    n_pairs = rng.randint(1, KV_PAIRS)
+    keys = rng.sample(range(10, vocab), n_pairs)
+    spans = [[draw(rng, vocab, keys) for _ in range(rng.randint(1, KV_SLOT - 1))] for _ in keys]
+    noise = [t for t in (rng.randrange(10, vocab) for _ in range(rng.randint(0, context))) if t not in keys]
+    cuts = sorted(rng.randint(0, len(noise)) for _ in keys)
+    order = list(range(n_pairs))
+    rng.shuffle(order)
+    prompt, last = [1], 0
+    for cut, k in zip(cuts, order):
+        prompt += noise[last:cut] + [keys[k]] + spans[k] + [KV_SEP]
+        last = cut
+    prompt += noise[last:] + [2]
+    asked = rng.sample(range(n_pairs), rng.randint(1, n_pairs))
+    answer, slots = [], []
+    for k in asked:
+        answer.append(keys[k])
+        slots.extend(range(len(answer), len(answer) + KV_SLOT))
+        answer += spans[k] + [KV_SEP] + [KV_PAD] * (KV_SLOT - 1 - len(spans[k]))
+    return prompt, answer + [0] * (KV_RESP - len(answer)), slots
 
 
 def example(rng, mode, context, vocab):
@@ -41,7 +77,7 @@ def example(rng, mode, context, vocab):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--mode", choices=["end", "marker", "key"], default="end")
+    ap.add_argument("--mode", choices=["end", "marker", "key", "kv"], default="end")
     ap.add_argument("--context", type=int, default=300)
     ap.add_argument("--steps", type=int, default=600)
     ap.add_argument("--lr", type=float, default=1e-3)
@@ -84,11 +120,21 @@ def main():
         context = a.context
         if a.start_context:
             context = int(a.start_context + (a.context - a.start_context) * min(1.0, step / (a.steps / 2)))
-        batch = [example(rng, a.mode, context, a.vocab) for _ in range(a.batch)]
+        only, resp = None, RESP
+        if a.mode == "kv":
+            full = [kv_example(rng, context, a.vocab) for _ in range(a.batch)]
+            batch = [(p, r) for p, r, _ in full]
+            resp = KV_RESP
+        else:
+            batch = [example(rng, a.mode, context, a.vocab) for _ in range(a.batch)]
         tokens, plen, tlen = train.collate(batch, list(range(a.batch)))
+        if a.mode == "kv":  # only the value slots are masked: the keys are given, as the decoder writes them
+            only = torch.zeros(tokens.shape, dtype=torch.bool)
+            for b, (p, _, slots) in enumerate(full):
+                only[b, [len(p) + j for j in slots]] = True
         gen = torch.Generator().manual_seed(step)
         with torch.autocast(torch.device(a.device).type, dtype=torch.bfloat16, enabled=a.bf16):
-            loss, ce, _ = train.diffusion_loss(model, tokens, plen, tlen, RESP, gen, weighting=a.loss)
+            loss, ce, _ = train.diffusion_loss(model, tokens, plen, tlen, resp, gen, weighting=a.loss, only=only)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
