@@ -11,7 +11,7 @@ copying warm-up); give it the real model's shape (--dim 256 --layers 6 --heads 4
 
 Usage: copy_toy.py [--mode end|marker|key|kv] [--context 300] [--steps 600] [--lr 1e-3] [--rope-theta 10000]
        [--layers 2] [--start-context 30] [--dim 128 --heads 4 --ffn 256 --vocab 300]
-       [--mimetic 0.7 0.7 0.7 -0.7] [--save WARM.pt] [--init WARM.pt] [--device cpu|cuda]
+       [--mimetic 0.7 0.7 0.7 -0.7] [--save WARM.pt] [--init WARM.pt] [--device cpu|cuda] [--seed 0]
 """
 import argparse
 import random
@@ -96,11 +96,14 @@ def main():
     ap.add_argument("--mimetic", type=float, nargs=4, metavar=("QK_A", "QK_B", "VO_A", "VO_B"),
                     help="mimetic initialisation of the attention blocks (model.mimetic_init)")
     ap.add_argument("--device", default="cpu", help="torch device to train on (cpu, cuda); --save writes CPU tensors")
+    ap.add_argument("--seed", type=int, default=0,
+                    help="seed of the random examples and masks (default 0; a further stage from --init should take "
+                         "another one, or it sees the examples of the stage before again)")
     ap.add_argument("--save", help="write the trained model here as a train.py --init checkpoint")
     ap.add_argument("--init", help="start from this --save checkpoint (a second warm-up stage at a longer context); "
                                    "its shape replaces --dim/--layers/--heads/--ffn/--vocab")
     a = ap.parse_args()
-    torch.manual_seed(0)
+    torch.manual_seed(a.seed)
     torch.set_num_threads(a.threads)
     if a.init:
         ck = torch.load(a.init, map_location="cpu")
@@ -114,7 +117,7 @@ def main():
         mimetic_init(model, tuple(a.mimetic[:2]), tuple(a.mimetic[2:]))
     model = model.to(a.device)
     opt = torch.optim.AdamW(model.parameters(), lr=a.lr, betas=(0.9, 0.95), weight_decay=0.01)
-    rng = random.Random(0)
+    rng = random.Random(a.seed)
     recent = []
     for step in range(a.steps + 1):
         context = a.context
@@ -132,7 +135,7 @@ def main():
             only = torch.zeros(tokens.shape, dtype=torch.bool)
             for b, (p, _, slots) in enumerate(full):
                 only[b, [len(p) + j for j in slots]] = True
-        gen = torch.Generator().manual_seed(step)
+        gen = torch.Generator().manual_seed(step + 1000003 * a.seed)
         with torch.autocast(torch.device(a.device).type, dtype=torch.bfloat16, enabled=a.bf16):
             loss, ce, _ = train.diffusion_loss(model, tokens, plen, tlen, resp, gen, weighting=a.loss, only=only)
         opt.zero_grad(set_to_none=True)

@@ -1,7 +1,8 @@
 """Synthetic tool-calling conversations, deterministic from a seed.
 
-Usage: gen_data.py --out DIR [--seed 1] [--train 60000] [--heldout 600] [--drills F] [--synth F]
-Writes DIR/train.jsonl and DIR/heldout.jsonl (one conversation per line, see chat_format.py).
+Usage: gen_data.py --out DIR [--seed 1] [--train 60000] [--heldout 600] [--drills F] [--synth F] [--mini N]
+Writes DIR/train.jsonl and DIR/heldout.jsonl (one conversation per line, see chat_format.py); with --mini N only
+DIR/train.jsonl, N short call-only conversations (an experimental first training stage).
 Tool nouns, parameter names and values are partitioned by a hash into train and held-out pools, so the
 held-out split only has tool names, parameter names and values never seen in training.
 """
@@ -549,6 +550,38 @@ def generate_drills(n, seed):
     return out
 
 
+# ---------------------------------------------------------------------------------------------- mini calls
+def conv_mini(rng, pools):
+    """A short call-only conversation for a first training stage: one tool of 2-4 parameters (so most requests
+    state several values the call must put under the right keys), no system text, a request that states the
+    arguments, and the call; no result or final answer."""
+    t = make_tool(rng, pools)
+    params = {}
+    while len(params) < 2:
+        params = {}
+        for kind in sample_kinds(rng, rng.randint(2, 4)):
+            pname, spec = make_param(rng, pools, kind, set(params))
+            if pname:
+                params[pname] = spec
+    names = list(params)
+    required = [n for n in names if rng.random() < 0.6]
+    for n in names:
+        params[n]["required"] = n in required
+    t["params"] = params
+    t["schema"]["parameters"] = {"type": "object", "properties": {n: params[n]["schema"] for n in names},
+                                 "required": required}
+    args = choose_args(rng, pools, t)
+    messages = [{"role": "user", "content": request_text(rng, [action_text(rng, t, args)])}, call_msg(rng, t, args)]
+    return {"system": "", "tools": [t["schema"]], "messages": messages}
+
+
+def generate_mini(n, seed, synth):
+    """Training-split mini conversations (their own random stream)."""
+    rng = random.Random("mini:%d" % seed)
+    pools = Pools("train", synth)
+    return [conv_mini(rng, pools) for _ in range(n)]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
@@ -561,7 +594,16 @@ def main():
     ap.add_argument("--synth", type=float, default=0.0,
                     help="in the training split, draw each tool noun, parameter name, person name, city and word "
                          "as a made-up pseudo-word with this probability (held-out split unchanged); default 0")
+    ap.add_argument("--mini", type=int, default=0,
+                    help="write DIR/train.jsonl with this many short call-only conversations instead (one tool of 2-4 "
+                         "parameters, no system text, no result: a first training stage on short prompts); no "
+                         "held-out split")
     a = ap.parse_args()
+    if a.mini:
+        with open("%s/train.jsonl" % a.out, "w") as f:
+            for c in generate_mini(a.mini, a.seed, a.synth):
+                f.write(json.dumps(c, ensure_ascii=False) + "\n")
+        return
     for split, n in (("train", a.train), ("heldout", a.heldout)):
         convs = generate(split, n, a.seed, a.synth if split == "train" else 0.0)
         if split == "train" and a.drills > 0:  # appended: bpe.py reads the first conversations, train.py shuffles

@@ -1,8 +1,11 @@
 """Writes tests/data/toolcall/heldout.jsonl: the assistant turns of the bundled model's held-out split.
 
-Usage: python3 tests/toolcall/make_heldout.py [--conversations 120]
+Usage: python3 tests/toolcall/make_heldout.py [--conversations 120] [--split train --out FILE]
 The held-out conversations come from models/recipe/gen_data.py (deterministic: split "heldout", seed 1, the same
-600 conversations make_model.sh generates); the first N are kept. Each output line is one assistant turn:
+600 conversations make_model.sh generates); the first N are kept. `--split train` writes the first N conversations
+of the training split instead (`gen_data.py --synth 0.6`, as make_model.sh trains on), to compare a model's figures
+on conversations of its training data with the held-out ones (`dloop eval --data FILE`).
+Each output line is one assistant turn:
 {"messages": [{"role", "content"}...], "tools": [tool objects], "gold": {"tool_call": {...}} | {"content": text}}
 with the system message first (when the conversation has system text) and earlier assistant tool calls rendered as
 the prompt shows them (docs/model-format.md, including their whitespace padding).
@@ -22,8 +25,13 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--conversations", type=int, default=120)
     ap.add_argument("--out", default=os.path.join(HERE, "..", "data", "toolcall", "heldout.jsonl"))
+    ap.add_argument("--split", choices=["heldout", "train"], default="heldout")
+    ap.add_argument("--synth", type=float, default=0.6, help="--split train: gen_data.py's --synth (default 0.6)")
     a = ap.parse_args()
-    convs = gen_data.generate("heldout", 600, 1)[:a.conversations]
+    if a.split == "train":
+        convs = gen_data.generate("train", a.conversations, 1, a.synth)
+    else:
+        convs = gen_data.generate("heldout", 600, 1)[:a.conversations]
     with open(a.out, "w") as f:
         for ci, conv in enumerate(convs):
             history = [{"role": "system", "content": conv["system"]}] if conv["system"] else []
