@@ -283,14 +283,8 @@ def sample_kinds(rng, n):
     return kinds
 
 
-def make_tool(rng, pools, verb=None, noun=None, extra_kind=None, small=False):
-    verb = verb or rng.choice(list(VERBS))
-    noun = noun or pools.pick(rng, pools.nouns, "noun")
-    name = verb + "_" + noun.replace(" ", "_")
-    n_params = rng.choice([0, 1, 1, 2] if small else [0, 1, 1, 2, 2, 2, 3, 3, 4])
-    kinds = sample_kinds(rng, n_params)
-    if extra_kind and extra_kind not in kinds:
-        kinds = [extra_kind] + kinds[:3]
+def make_params(rng, pools, kinds):
+    """Parameters of the given kinds (one may be missing when its names run out), each required with p 0.6."""
     params = {}
     for kind in kinds:
         pname, spec = make_param(rng, pools, kind, set(params))
@@ -300,6 +294,18 @@ def make_tool(rng, pools, verb=None, noun=None, extra_kind=None, small=False):
     required = [n for n in names if rng.random() < 0.6]
     for n in names:
         params[n]["required"] = n in required
+    return params, names, required
+
+
+def make_tool(rng, pools, verb=None, noun=None, extra_kind=None, small=False):
+    verb = verb or rng.choice(list(VERBS))
+    noun = noun or pools.pick(rng, pools.nouns, "noun")
+    name = verb + "_" + noun.replace(" ", "_")
+    n_params = rng.choice([0, 1, 1, 2] if small else [0, 1, 1, 2, 2, 2, 3, 3, 4])
+    kinds = sample_kinds(rng, n_params)
+    if extra_kind and extra_kind not in kinds:
+        kinds = [extra_kind] + kinds[:3]
+    params, names, required = make_params(rng, pools, kinds)
     desc = rng.choice(["%s %s.", "%s a %s.", "%s the %s."]) % (verb.capitalize(), noun)
     schema = {"name": name, "description": desc,
               "parameters": {"type": "object", "properties": {n: params[n]["schema"] for n in names},
@@ -556,17 +562,9 @@ def conv_mini(rng, pools):
     state several values the call must put under the right keys), no system text, a request that states the
     arguments, and the call; no result or final answer."""
     t = make_tool(rng, pools)
-    params = {}
+    params, names, required = {}, [], []
     while len(params) < 2:
-        params = {}
-        for kind in sample_kinds(rng, rng.randint(2, 4)):
-            pname, spec = make_param(rng, pools, kind, set(params))
-            if pname:
-                params[pname] = spec
-    names = list(params)
-    required = [n for n in names if rng.random() < 0.6]
-    for n in names:
-        params[n]["required"] = n in required
+        params, names, required = make_params(rng, pools, sample_kinds(rng, rng.randint(2, 4)))
     t["params"] = params
     t["schema"]["parameters"] = {"type": "object", "properties": {n: params[n]["schema"] for n in names},
                                  "required": required}
