@@ -14,11 +14,12 @@ namespace {
 
 constexpr size_t kMaxSchemaDepth = 64;
 
-constexpr std::array<std::string_view, 21> kKeywords = {
+constexpr std::array<std::string_view, 22> kKeywords = {
     "type",      "properties", "required",  "enum",      "const",     "minimum",
     "maximum",   "exclusiveMinimum",        "exclusiveMaximum",       "minLength",
     "maxLength", "pattern",    "items",     "minItems",  "maxItems",  "anyOf",
-    "additionalProperties",    "description", "title",   "default",   "examples"};
+    "additionalProperties",    "description", "title",   "default",   "examples",
+    "x-dloop-grounded"};
 
 constexpr std::array<std::pair<std::string_view, uint8_t>, 7> kTypeNames = {{
     {"string", kSchemaString}, {"integer", kSchemaInteger}, {"number", kSchemaNumber},
@@ -208,6 +209,11 @@ class Compiler {
       return Status();
     }
     if (key == "default") { n.default_value = v; return Status(); }
+    if (key == "x-dloop-grounded") {
+      if (!v.is_bool()) return bad("a boolean");
+      n.grounded = v.as_bool();
+      return Status();
+    }
     if (key == "examples") {
       if (!v.is_array()) return bad("an array");
       n.examples = v.as_array();
@@ -418,6 +424,28 @@ const char* schema_type_name_of(const Json& v) {
 }
 
 Schema::Schema() : root_(std::make_shared<SchemaNode>()), json_(Json::object()) {}
+
+Json without_decoding_hints(const Json& schema) {
+  if (!schema.is_object()) return schema;
+  Json out = Json::object();
+  for (const auto& [key, value] : schema.as_object()) {
+    if (key == "x-dloop-grounded") continue;
+    if ((key == "items" || key == "additionalProperties") && value.is_object()) {
+      out.set(key, without_decoding_hints(value));
+    } else if (key == "anyOf" && value.is_array()) {
+      Json alts = Json::array();
+      for (const Json& a : value.as_array()) alts.push_back(without_decoding_hints(a));
+      out.set(key, std::move(alts));
+    } else if (key == "properties" && value.is_object()) {
+      Json props = Json::object();
+      for (const auto& [name, sub] : value.as_object()) props.set(name, without_decoding_hints(sub));
+      out.set(key, std::move(props));
+    } else {
+      out.set(key, value);
+    }
+  }
+  return out;
+}
 
 Result<Schema> Schema::compile(const Json& schema, bool pattern_supported) {
   DLOOP_ASSIGN_OR_RETURN(auto root, Compiler(pattern_supported).compile(schema, "#", 0));

@@ -3,17 +3,30 @@
 // pins the exact strings. Pure; thread-safe.
 #include "dloop/engine/chat.h"
 
+#include "dloop/base/json_schema.h"
+
 namespace dloop::engine {
 namespace {
 
 constexpr std::string_view kToolsFooter =
     R"(Call a tool as <tool_call>{"name": NAME, "arguments": ARGS}</tool_call>, or answer the user.)";
 
+// A tool as the model is shown it: its parameters (`parameters`, or OpenAI's
+// `function.parameters`) without dloop's decoding hints.
+base::Json shown(const base::Json& tool) {
+  base::Json out = tool;
+  if (base::Json* p = out.find("parameters")) *p = base::without_decoding_hints(*p);
+  if (base::Json* f = out.find("function")) {
+    if (base::Json* p = f->find("parameters")) *p = base::without_decoding_hints(*p);
+  }
+  return out;
+}
+
 // "# Tools\n<tools>\n{tool}\n...</tools>\n{footer}", or "" without tools.
 std::string tools_section(const std::vector<base::Json>& tools) {
   if (tools.empty()) return "";
   std::string out = "# Tools\n<tools>\n";
-  for (const base::Json& tool : tools) out += tool.dump(base::Json::Style::kPython) + "\n";
+  for (const base::Json& tool : tools) out += shown(tool).dump(base::Json::Style::kPython) + "\n";
   out += "</tools>\n";
   out += kToolsFooter;
   return out;

@@ -238,12 +238,19 @@ void Infiller::commit_slots() {
     per_slot.emplace_back();
     for (size_t j = 0; j < s.tokens.size(); ++j) {
       if (s.tokens[j] != kMasked) {
-        if (o_.slot_left_to_right && !per_slot.back().empty()) break;  // only the first masked run
+        if ((o_.slot_left_to_right || s.grounded) && !per_slot.back().empty()) break;  // only the first masked run
         continue;
       }
       const auto row = static_cast<size_t>(row_of_[static_cast<size_t>(piece_start_[i]) + j]);
       std::vector<int32_t> allowed = slot_allowed(*s.aut, dp, j);
       DLOOP_ASSERT(!allowed.empty());
+      if (s.grounded) {
+        // The text before j: committed tokens, then this pass's predictions before j (committed
+        // only if this one is reached: slots left to right).
+        std::vector<int32_t> before(s.tokens.begin(), s.tokens.begin() + static_cast<long>(j));
+        for (const Pred& p : per_slot.back()) before[p.pos] = p.token;
+        ground(s, before, allowed);
+      }
       int32_t best = allowed[0];
       double best_l = -INFINITY, sum = 0;
       for (int32_t t : allowed) {
@@ -263,6 +270,9 @@ void Infiller::commit_slots() {
         }
         std::fputc('\n', stderr);
       }
+      // Without slots left to right, a grounded slot offers one position a pass: its predictions
+      // may be committed in any order, and each depends on the one before.
+      if (s.grounded && !o_.slot_left_to_right) break;
     }
     if (!s.is_number) close_if_padding(s, dp, per_slot.back());
   }
@@ -420,10 +430,7 @@ bool plain_number(std::string_view t, bool integer) {
 std::vector<std::string> Infiller::near_spans(const Slot& s, const std::string& value) {
   std::vector<std::string> out;
   if (value.size() < 4 || value.find('\\') != std::string::npos) return out;
-  if (prompt_text_.empty()) {
-    for (int32_t t : prompt_) prompt_text_ += ctx_.vocab.text[static_cast<size_t>(t)];
-  }
-  const std::string& text = prompt_text_;
+  const std::string& text = prompt_text();
   for (size_t at = text.find(value); at != std::string::npos; at = text.find(value, at + 1)) {
     if (span_start(text, at) && span_end(text, at + value.size())) return out;  // copied verbatim
   }
@@ -455,6 +462,103 @@ std::vector<std::string> Infiller::near_spans(const Slot& s, const std::string& 
     }
   }
   return out;
+}
+
+const std::string& Infiller::prompt_text() {
+  if (prompt_text_.empty()) {
+    for (int32_t t : prompt_) prompt_text_ += ctx_.vocab.text[static_cast<size_t>(t)];
+  }
+  return prompt_text_;
+}
+
+// The prompt's text without its system turns (which hold the tool schemas): the text of each
+// ChatML turn (after `<|im_start|>` and its role line, up to `<|im_end|>`) whose role is not
+// `system`, joined by newlines. A prompt without ChatML markers is used whole.
+const std::string& Infiller::ground_text() {
+  if (ground_built_) return ground_text_;
+  ground_built_ = true;
+  const std::string& text = prompt_text();
+  static constexpr std::string_view kStart = "<|im_start|>", kEnd = "<|im_end|>";
+  if (text.find(kStart) == std::string::npos) {
+    ground_text_ = text;
+    return ground_text_;
+  }
+  for (size_t at = text.find(kStart); at != std::string::npos;) {
+    const size_t body = at + kStart.size();
+    const size_t next = text.find(kStart, body);
+    std::string_view turn(text.data() + body, (next == std::string::npos ? text.size() : next) - body);
+    if (const size_t end = turn.find(kEnd); end != std::string_view::npos) turn = turn.substr(0, end);
+    const size_t role_end = turn.find('\n');
+    if (!turn.starts_with("system") && role_end != std::string_view::npos) {
+      ground_text_ += '\n';
+      ground_text_ += turn.substr(role_end + 1);
+    }
+    at = next;
+  }
+  return ground_text_;
+}
+
+// Grounded values (InfillOptions::ground_values): keeps in `allowed` (the slot automaton's tokens
+// at position j) the tokens that continue the slot's text before j (`before`, all committed)
+// along a span of the conversation starting at a word boundary, and the value's end (the string's
+// closing quote, a number's padding) where that text is a whole span. Leaves `allowed` as is
+// when the text before j is not all committed, the value is already over, or nothing would be
+// left.
+void Infiller::ground(const Slot& s, std::span<const int32_t> before, std::vector<int32_t>& allowed) {
+  std::string value;
+  for (int32_t t : before) {
+    if (t == kMasked) return;
+    const std::string& tt = ctx_.vocab.text[static_cast<size_t>(t)];
+    if (!s.is_number && tt == "\"") return;  // the closing quote: padding follows
+    if (s.is_number && tt == " ") return;     // a number's padding
+    value += tt;
+  }
+  // The single space is both content and padding: a value followed by spaces may be over.
+  size_t core = value.size();
+  while (core > 0 && value[core - 1] == ' ') --core;
+  const size_t spaces = value.size() - core;
+  const std::string_view v(value.data(), core);
+  const std::string& text = ground_text();
+  std::vector<size_t> starts;  // where the value without its trailing spaces occurs at a word start
+  for (size_t at = 0; at < text.size(); ++at) {
+    if (separator(text[at]) || !span_start(text, at)) continue;
+    if (text.compare(at, v.size(), v) == 0) starts.push_back(at);
+  }
+  if (starts.empty()) return;
+  bool whole = false;  // the value is a whole span the slot may hold
+  if (!v.empty() && !std::strchr(".?!,;:", v.back())) {
+    for (size_t at : starts) {
+      if (span_end(text, at + v.size())) { whole = true; break; }
+    }
+    const std::string vs(v);
+    if (whole && s.is_number) whole = plain_number(vs, s.integer) && clamp_number_text(vs, s.range, s.integer) == vs;
+    if (whole && !s.is_number) {
+      const uint64_t n = json_string_length(vs);
+      whole = n >= s.min_length && (s.max_length < 0 || n <= static_cast<uint64_t>(s.max_length));
+    }
+  }
+  std::vector<int32_t> kept;
+  for (int32_t t : allowed) {
+    const std::string& tt = ctx_.vocab.text[static_cast<size_t>(t)];
+    bool ok = false;
+    if (tt == "\"" || tt == " ") ok = whole;  // the end of the value, or padding after it
+    if (!ok && spaces <= 1 && tt.find_first_of("\"\\") == std::string::npos) {
+      const std::string cont = value.substr(core) + tt;  // continues the span
+      for (size_t at : starts) {
+        if (text.compare(at + v.size(), cont.size(), cont) == 0) { ok = true; break; }
+      }
+    }
+    if (ok) kept.push_back(t);
+  }
+  if (kept.empty()) {
+    // A dead end (the span goes on with a character no token here may hold, or ends in
+    // punctuation): the value may end here.
+    for (int32_t t : allowed) {
+      const std::string& tt = ctx_.vocab.text[static_cast<size_t>(t)];
+      if (!v.empty() && (tt == "\"" || tt == " ")) kept.push_back(t);
+    }
+  }
+  if (!kept.empty()) allowed = std::move(kept);
 }
 
 // Copy repair's prior: argument values are copied from the conversation far more often than not.

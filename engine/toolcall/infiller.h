@@ -53,6 +53,13 @@ struct InfillOptions {
   // those spans, scored by the model in the next pass like an enum. A value found verbatim, or
   // with no near span, is kept as decoded.
   bool copy_repair = true;
+  // Grounded values: string and number slots (every one with this, else those whose schema has
+  // `x-dloop-grounded: true`) may only hold a span of the conversation outside the system turn
+  // (user messages, earlier calls, tool results), starting and ending at word boundaries. Each
+  // position's allowed tokens are those that extend the committed text along such a span (the
+  // closing quote or the padding once it is a whole span). A grounded slot is decoded left to
+  // right; where no span fits what is committed, its positions are decoded as without grounding.
+  bool ground_values = false;
 };
 
 struct InfillResult {

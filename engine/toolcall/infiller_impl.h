@@ -48,6 +48,7 @@ struct Slot {
   uint64_t min_length = 0;  // string slots: the schema's minLength (trailing spaces are dropped above it)
   int64_t max_length = -1;  // string slots: the schema's maxLength, -1 = none
   NumberRange range;
+  bool grounded = false;  // only spans of the conversation (ground_values or x-dloop-grounded)
 };
 
 struct Piece {
@@ -94,6 +95,9 @@ class Infiller {
   void finalize_slot(size_t piece);
   bool offer_copies(size_t piece, const Slot& s, const std::string& value);
   std::vector<std::string> near_spans(const Slot& s, const std::string& value);
+  const std::string& prompt_text();
+  const std::string& ground_text();
+  void ground(const Slot& s, std::span<const int32_t> before, std::vector<int32_t>& allowed);
   void merge_text();
   bool pending() const;
   double logp(size_t row, int32_t token) const;
@@ -118,6 +122,8 @@ class Infiller {
   std::vector<float> logits_;                 // [rows x n_vocab]
   std::vector<double> lse_;                   // [rows] log-sum-exp without the mask token
   std::string prompt_text_;                   // the prompt's text (copy repair), built on first use
+  std::string ground_text_;                   // its non-system turns (ground_values), built on first use
+  bool ground_built_ = false;
   InfillResult result_;
   bool trace_ = std::getenv("DLOOP_TOOLCALL_TRACE") != nullptr;  // each pass's canvas on stderr
 };

@@ -52,6 +52,7 @@ base::Result<int> Infiller::make_string_slot(const SchemaNode& n) {
       s.tokens = std::move(masks);
       s.min_length = min_len;
       s.max_length = n.max_length ? static_cast<int64_t>(*n.max_length) : -1;
+      s.grounded = o_.ground_values || n.grounded;
       slots_.push_back(std::move(s));
       return static_cast<int>(slots_.size() - 1);
     }
@@ -128,6 +129,7 @@ base::Status Infiller::expand_value(const Work& w) {
     s.is_number = true;
     s.integer = integer;
     s.range = *range;
+    s.grounded = o_.ground_values || n.grounded;
     if (!slot_dp(*aut, s.tokens).feasible) return base::invalid_argument("the vocabulary cannot spell a number");
     slots_.push_back(std::move(s));
     Piece p;

@@ -86,6 +86,7 @@ base::Result<toolcall::InfillResult> infill_into(const toolcall::InfillContext& 
   io.string_budget = string_slot_tokens(request, ctx.model.config());
   io.number_budget = request.number_slot_tokens;
   io.copy_repair = request.copy_repair;
+  io.ground_values = request.ground_values;
   DLOOP_ASSIGN_OR_RETURN(toolcall::InfillResult filled, toolcall::infill(ctx, prompt, spec, io));
   r->forward_passes += filled.forward_passes;
   r->timings.forward_ms += filled.forward_ms;

@@ -116,6 +116,8 @@ int cmd_eval(const std::vector<std::string>& args) {
       .flag({"reuse", "MODE", "prompt reuse of schema-guided decoding: off, system, turns", false,
              "the effort's preset"})
       .flag({"no-copy-repair", "", "schema-guided decoding keeps values that are near, not exact, copies of the prompt"})
+      .flag({"ground", "", "schema-guided string and number values only as spans of the conversation "
+                           "(rows grounded-EFFORT; docs/tool-calls.md \"Grounded values\")"})
       .flag({"no-free", "", "skip free decoding"})
       .flag({"threads", "N", "compute threads", false, "physical cores"})
       .flag({"verbose", "", "print every miss"})
@@ -168,7 +170,8 @@ int cmd_eval(const std::vector<std::string>& args) {
   };
   Json results = Json::array();
   for (engine::ReasoningEffort effort : efforts) {
-    const std::string method = std::string("schema-guided-") + engine::reasoning_effort_name(effort);
+    const std::string method =
+        std::string(a->has("ground") ? "grounded-" : "schema-guided-") + engine::reasoning_effort_name(effort);
     Tally t;
     auto guided = [&](const HeldoutTurn& turn) -> base::Result<Decoded> {
       engine::ToolCallRequest r;
@@ -178,6 +181,7 @@ int cmd_eval(const std::vector<std::string>& args) {
       r.cache = cache;
       r.prompt_reuse = reuse;
       r.copy_repair = !a->has("no-copy-repair");
+      r.ground_values = a->has("ground");
       auto res = e.tool_call(r);
       if (!res.ok()) return res.status();
       return Decoded{res->is_call, res->is_call, res->name, res->arguments_json,

@@ -31,6 +31,8 @@ ArgParser generate_parser() {
                               "decoding knobs below then do not apply (docs/tool-calls.md)"})
       .flag({"tool-choice", "C", "with --tool-call: auto, required, none or a tool name", false, "auto"})
       .flag({"reasoning", "EFFORT", "with --tool-call: instant, low, medium or high", false, "low"})
+      .flag({"ground", "", "with --tool-call: string and number arguments only as spans of the prompt's "
+                           "non-system text (docs/tool-calls.md \"Grounded values\")"})
       .flag({"raw", "", "use the prompt verbatim, no chat template (special tokens are parsed)"})
       .flag({"gen-length", "N", "answer canvas length in tokens", false, "128"})
       .flag({"steps", "N", "denoising steps (block schedule without threshold, or eps)", false, "gen-length"})
@@ -215,6 +217,7 @@ int generate_tool_call(const ParsedArgs& a, engine::Engine& eng, std::vector<bas
   auto e = engine::parse_reasoning_effort(effort);
   if (!e) return usage("--reasoning: expected instant, low, medium or high, not '" + effort + "'");
   req.effort = *e;
+  req.ground_values = a.has("ground");
   if (req.tools.empty() && req.tool_choice.kind != engine::ToolChoice::Kind::kNone) {
     return usage("--tool-call needs --tools (a JSON array of {name, description, parameters}) unless --tool-choice none");
   }
@@ -236,6 +239,7 @@ int generate_tool_call(const ParsedArgs& a, engine::Engine& eng, std::vector<bas
   base::Json j = base::Json::object();
   j.set("model", model_path);
   j.set("reasoning", engine::reasoning_effort_name(req.effort));
+  j.set("ground_values", req.ground_values);
   j.set("is_call", r->is_call);
   j.set("tool_call", r->is_call ? call : base::Json());
   j.set("answer", r->is_call ? base::Json() : base::Json(r->answer));
@@ -276,7 +280,7 @@ int cmd_generate(const std::vector<std::string>& args) {
   auto tools = parse_tools(a.get("tools").value_or("[]"));
   if (!tools.ok()) return fail_usage(tools.status());
   if (!a.has("tool-call")) {
-    for (const char* f : {"tool-choice", "reasoning"}) {
+    for (const char* f : {"tool-choice", "reasoning", "ground"}) {
       if (a.has(f)) return fail_usage(base::invalid_argument(std::string("--") + f + " needs --tool-call"));
     }
   }

@@ -174,6 +174,21 @@ TEST(JsonSchema, AnnotationsAreAccepted) {
   EXPECT_EQ(s.json(), J(R"({"title":"T","description":"D","default":3,"examples":[1,2],"type":"integer"})"));
 }
 
+TEST(JsonSchema, GroundedHintIsADecodingHintOnly) {
+  Schema s = S(R"({"type":"object","properties":{"id":{"type":"string","x-dloop-grounded":true},
+                  "n":{"type":"integer","x-dloop-grounded":false},"q":{"type":"string"}}})");
+  EXPECT_FALSE(s.root().grounded);
+  EXPECT_TRUE(s.root().property("id")->grounded);
+  EXPECT_FALSE(s.root().property("n")->grounded);
+  EXPECT_FALSE(s.root().property("q")->grounded);
+  // Not a validation keyword: any string is valid.
+  EXPECT_EQ(err(s, R"({"id":"anything at all","n":3})"), "");
+  EXPECT_EQ(err(s, R"({"id":7})"), "#/id: expected string, got integer");
+  EXPECT_EQ(compile_err(R"({"properties":{"id":{"x-dloop-grounded":"yes"}}})"),
+            "#/properties/id: 'x-dloop-grounded' must be a boolean");
+  EXPECT_EQ(compile_err(R"({"x-dloop-other":true})"), "#: unsupported keyword 'x-dloop-other'");
+}
+
 TEST(JsonSchema, UnsupportedKeywordsNameThePath) {
   EXPECT_EQ(compile_err(R"({"type":"object","properties":{"city":{"type":"string","format":"date"}}})"),
             "#/properties/city: unsupported keyword 'format' (use pattern)");

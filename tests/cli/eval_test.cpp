@@ -47,6 +47,34 @@ TEST(Eval, ReportsCountsOfTheGivenTurns) {
   EXPECT_GT(r.find("median_forward_passes")->as_double(), 0.0);
 }
 
+// Line 79 of the held-out file asks to archive a password for lars.khan@acme.io: the bundled
+// model, decoding freely within the slot, slips on the address ("lars..io"); grounded, each
+// position may only continue a span of the conversation, and the address comes out exact.
+// (Model-dependent: a retrained default model must be checked against this line again.)
+TEST(Eval, GroundedValuesCopyWhatTheModelSlipsOn) {
+  std::ifstream in(kHeldout);
+  std::string line;
+  for (int i = 0; i < 79 && std::getline(in, line);) ++i;
+  ASSERT_NE(line.find("lars.khan@acme.io"), std::string::npos) << line;
+  const std::string data = ::testing::TempDir() + "/eval_line79.jsonl";
+  std::ofstream(data) << line << "\n";
+  auto args_exact = [&](const std::string& flags, std::string* method) {
+    auto o = dloop_cmd("eval --data " + data + " --effort low --no-free --threads 1 --json " + flags);
+    EXPECT_EQ(o.code, 0) << o.err;
+    auto j = Json::parse(o.out);
+    if (!j.ok()) return -1.0;
+    const Json& r = j->find("results")->as_array()[0];
+    *method = r.find("method")->as_string();
+    EXPECT_EQ(r.find("tool_choice")->as_double(), 1.0) << o.out;
+    return r.find("args_exact")->as_double();
+  };
+  std::string plain_method, grounded_method;
+  EXPECT_EQ(args_exact("", &plain_method), 0.0);
+  EXPECT_EQ(args_exact("--ground", &grounded_method), 1.0);
+  EXPECT_EQ(plain_method, "schema-guided-low");
+  EXPECT_EQ(grounded_method, "grounded-low");
+}
+
 TEST(Eval, MalformedDataNamesTheLine) {
   const std::string path = testing::TempDir() + "/eval_bad.jsonl";
   {

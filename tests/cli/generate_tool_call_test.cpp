@@ -57,6 +57,14 @@ TEST(GenerateToolCall, JsonReportAndEfforts) {
     EXPECT_EQ(j->find("string_slot_tokens")->as_int(), 24);
     EXPECT_GT(j->find("call_probability")->as_double(), 0.5);
   }
+  // --ground: the same call, and the report says so.
+  auto grounded = dloop_cmd("generate --threads 1 --tool-call --json --ground --tools @" + tools +
+                            " --prompt 'Please reserve a kayak in Lisbon for 3 people.'");
+  ASSERT_EQ(grounded.code, 0) << grounded.err;
+  auto g = Json::parse(grounded.out);
+  ASSERT_TRUE(g.ok()) << grounded.out;
+  EXPECT_TRUE(g->find("ground_values")->as_bool());
+  EXPECT_EQ(*g->find("tool_call"), *Json::parse(R"({"name": "reserve_kayak", "arguments": {"city": "Lisbon", "people": 3}})"));
   // tool_choice none: an answer, not a call.
   auto none = dloop_cmd("generate --threads 1 --tool-call --json --tool-choice none --tools @" + tools +
                         " --prompt 'Please reserve a kayak in Lisbon for 3 people.'");
@@ -75,6 +83,9 @@ TEST(GenerateToolCall, UsageErrors) {
   auto stray = dloop_cmd("generate --reasoning high --prompt hi");
   EXPECT_EQ(stray.code, 2);
   EXPECT_NE(stray.err.find("--reasoning needs --tool-call"), std::string::npos) << stray.err;
+  auto stray_ground = dloop_cmd("generate --ground --prompt hi");
+  EXPECT_EQ(stray_ground.code, 2);
+  EXPECT_NE(stray_ground.err.find("--ground needs --tool-call"), std::string::npos) << stray_ground.err;
   const std::string tools = tools_file("kayak3.json", kKayak);
   auto effort = dloop_cmd("generate --tool-call --reasoning extreme --tools @" + tools + " --prompt hi");
   EXPECT_EQ(effort.code, 2);

@@ -61,6 +61,7 @@ struct Fixture {
   std::unique_ptr<Model> model;
   std::optional<Tokenizer> tok;
   int64_t string_budget = 10;  // InfillOptions::string_budget of decode()
+  std::function<void(InfillOptions&)> tweak;  // applied to decode()'s options last
   Fixture() {
     auto file = GgufFile::open(kModel);
     EXPECT_TRUE(file.ok()) << file.status().message();
@@ -93,6 +94,7 @@ struct Fixture {
     o.string_budget = string_budget;
     o.threshold = threshold;
     o.copy_repair = copy_repair;
+    if (tweak) tweak(o);
     auto res = infill(ctx, prompt, spec, o);
     EXPECT_TRUE(res.ok()) << res.status().message();
     if (passes) *passes = fwd.passes;

@@ -118,6 +118,42 @@ TEST(ToolCall, RequiredCallValidates) {
   EXPECT_LT(res->forward_passes, 64);
 }
 
+// Grounded values on random weights: whatever the model prefers, the string is a span of the
+// user's message at word boundaries and the integer the message's only number in range.
+TEST(ToolCall, GroundedValuesAreSpansOfTheConversation) {
+  auto r = request({weather()}, ToolChoice{ToolChoice::Kind::kRequired, ""});
+  r.ground_values = true;
+  for (ReasoningEffort effort : {ReasoningEffort::kLow, ReasoningEffort::kHigh}) {
+    r.effort = effort;
+    auto res = engine().tool_call(r);
+    ASSERT_TRUE(res.ok()) << res.status().message();
+    auto args = Json::parse(res->arguments);
+    ASSERT_TRUE(args.ok()) << res->arguments;
+    const std::string user = " Weather in Paris for 3 days? ";
+    const std::string city = args->find("city")->as_string();
+    EXPECT_FALSE(city.empty());
+    EXPECT_NE(user.find(" " + city + " "), std::string::npos) << res->arguments;
+    EXPECT_EQ(args->find("days")->as_int(), 3) << res->arguments;
+  }
+}
+
+// x-dloop-grounded is a hint for the decoder: the prompt shows the tools without it.
+TEST(ToolCall, DecodingHintsAreNotShownToTheModel) {
+  GenerateRequest r;
+  r.messages = {{"user", "Paris?"}};
+  r.tools = {parse(R"({"name": "w", "parameters": {"type": "object", "properties": {
+                 "c": {"type": "string", "x-dloop-grounded": true},
+                 "x-dloop-grounded": {"type": "array", "items": {"type": "string", "x-dloop-grounded": true}}}}})"),
+             parse(R"({"type": "function", "function": {"name": "v", "parameters": {"type": "object",
+                 "properties": {"d": {"type": "string", "x-dloop-grounded": false}}}}})")};
+  const std::string prompt = engine().render_prompt(r);
+  EXPECT_NE(prompt.find(R"("c": {"type": "string"})"), std::string::npos) << prompt;
+  // A property of that name stays.
+  EXPECT_NE(prompt.find(R"("x-dloop-grounded": {"type": "array", "items": {"type": "string"}})"), std::string::npos)
+      << prompt;
+  EXPECT_NE(prompt.find(R"("d": {"type": "string"})"), std::string::npos) << prompt;
+}
+
 TEST(ToolCall, NamedChoiceAmongSeveral) {
   ToolDefinition other{"send_email", "Send an email.",
                        parse(R"({"type": "object", "properties": {"to": {"type": "string"}}, "required": ["to"]})")};

@@ -58,6 +58,9 @@ struct SchemaNode {
   std::optional<std::string> title, description;  // annotations
   std::optional<Json> default_value;
   std::optional<std::vector<Json>> examples;
+  // x-dloop-grounded (a decoding hint, not checked by validate()): tool-call decoding writes a
+  // string or number here only as a span of the conversation (docs/tool-calls.md "Grounded values").
+  bool grounded = false;
 
   // The schema of property `name`, or nullptr when it is not declared in `properties`.
   const SchemaNode* property(std::string_view name) const;
@@ -70,6 +73,11 @@ struct SchemaError {
   std::string message;
   std::string to_string() const { return path + ": " + message; }  // "#/days: expected integer, got string"
 };
+
+// `schema` without dloop's decoding hints (x-dloop-grounded), as a model is shown it: no model
+// was trained to read them. Walks the schema's structure (properties, items, additionalProperties,
+// anyOf), so a property named like a hint stays. A non-object is returned as is.
+Json without_decoding_hints(const Json& schema);
 
 class Schema {
  public:

@@ -74,6 +74,10 @@ struct ToolCallRequest {
   // A decoded string or number value not found in the conversation but within a small edit
   // distance of spans of it becomes a choice among them, scored by the model (docs/tool-calls.md).
   bool copy_repair = true;
+  // String and number values may only be spans of the conversation outside the system turn
+  // (docs/tool-calls.md "Grounded values"): for extraction-style tools whose values must come from
+  // what the user or a tool said, never made up.
+  bool ground_values = false;
 };
 
 struct ToolCallResult {
