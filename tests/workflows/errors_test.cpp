@@ -346,6 +346,12 @@ TEST(Errors, JsonSchemas) {
   expect_one(with_schema("{type: object, properties: {a: {type: string, pattern: \"(a\"}}}"),
              "6:77: invalid JSON Schema in 'output_schema': invalid pattern '(a': missing ')' at offset 2");
   expect_one(with_schema("{type: [string, string]}"), "6:29: invalid JSON Schema in 'output_schema': 'type' lists 'string' twice");
+  // dloop's decoding hint: a boolean, accepted in tool parameters (docs/tool-calls.md "Grounded values").
+  expect_one(with_schema("{type: object, properties: {a: {type: string, x-dloop-grounded: yes please}}}"),
+             "6:86: 'x-dloop-grounded' must be true or false, got a string 'yes please'");
+  EXPECT_TRUE(problems("name: t\ntools: [{name: x, command: [b], parameters: {type: object, properties: "
+                       "{id: {type: string, x-dloop-grounded: true}}}}]\nsteps: [{id: a, set: {x: 1}}]\n")
+                  .empty());
 }
 
 TEST(Errors, Inputs) {

@@ -12,7 +12,7 @@
 namespace dloop::workflows::detail {
 namespace {
 
-enum class Shape { kString, kSchema, kSchemaMap, kSchemaList, kNumber, kCount, kAny, kList, kStringList, kType };
+enum class Shape { kString, kSchema, kSchemaMap, kSchemaList, kNumber, kCount, kAny, kList, kStringList, kType, kBool };
 
 struct Keyword {
   const char* name;
@@ -29,6 +29,7 @@ const Keyword kKeywords[] = {
     {"exclusiveMaximum", Shape::kNumber}, {"minLength", Shape::kCount}, {"maxLength", Shape::kCount},
     {"pattern", Shape::kString}, {"minItems", Shape::kCount}, {"maxItems", Shape::kCount},
     {"description", Shape::kString}, {"title", Shape::kString}, {"default", Shape::kAny}, {"examples", Shape::kList},
+    {"x-dloop-grounded", Shape::kBool},  // a decoding hint (docs/tool-calls.md "Grounded values")
 };
 
 // Standard keywords outside the subset, with what to write instead.
@@ -179,6 +180,7 @@ void Loader::check_schema_keyword(const std::string& key, const YNode& value, in
       }
       break;
     case Shape::kStringList: read_string_list(&value, key); break;
+    case Shape::kBool: read_bool(&value, key); break;
     case Shape::kType: {
       std::vector<const YNode*> types;
       if (value.is_seq()) {
