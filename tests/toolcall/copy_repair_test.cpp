@@ -12,10 +12,9 @@ namespace {
 
 using test::Fixture;
 using test::Script;
+using test::kId;
+using test::kRating;
 
-constexpr const char* kId = R"({"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]})";
-constexpr const char* kRating =
-    R"({"type": "object", "properties": {"rating": {"type": "number"}}, "required": ["rating"]})";
 
 // Writes `value` (then the closing quote when quoted, then padding) confidently in the first pass.
 // In the second (the copy-repair choice, whose region starts at the opening quote when quoted) the

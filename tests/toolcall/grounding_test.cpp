@@ -13,10 +13,9 @@ namespace {
 
 using test::Fixture;
 using test::Script;
+using test::kId;
+using test::kRating;
 
-constexpr const char* kId = R"({"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]})";
-constexpr const char* kRating =
-    R"({"type": "object", "properties": {"rating": {"type": "number"}}, "required": ["rating"]})";
 
 // Writes `value` (then the closing quote when quoted, then padding) with logit 20 at each position.
 // pad_first: the padding right after the value, no closing quote (the bundled model often pads

@@ -24,6 +24,11 @@ namespace dloop::engine::toolcall::test {
 
 const std::string kModel = std::string(DLOOP_SOURCE_DIR) + "/tests/data/models/llada-f32.gguf";
 
+// One required string ("id") or number ("rating") argument.
+constexpr const char* kId = R"({"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]})";
+constexpr const char* kRating =
+    R"({"type": "object", "properties": {"rating": {"type": "number"}}, "required": ["rating"]})";
+
 // The logits of slot position j (relative to the slot's first position) given the canvas, the
 // slot's start and the pass (1 = first): token -> logit, every other token 0.
 using Script =
