@@ -498,12 +498,12 @@ const std::string& Infiller::ground_text() {
   return ground_text_;
 }
 
-// Grounded values (InfillOptions::ground_values): keeps in `allowed` (the slot automaton's tokens
-// at position j) the tokens that continue the slot's text before j (`before`, all committed)
-// along a span of the conversation starting at a word boundary, and the value's end (the string's
-// closing quote, a number's padding) where that text is a whole span. Leaves `allowed` as is
-// when the text before j is not all committed, the value is already over, or nothing would be
-// left.
+// Grounded values (InfillOptions::ground_values, x-dloop-grounded): keeps in `allowed` (the slot
+// automaton's tokens at position j) the tokens that continue the slot's text before j (`before`,
+// all committed) along a span of the conversation starting at a word boundary, and the value's
+// end (the string's closing quote, a number's padding) where that text is a whole span. Leaves
+// `allowed` as is when the text before j is not all committed, the value is already over, the
+// text is nowhere in the conversation, or nothing would be left.
 void Infiller::ground(const Slot& s, std::span<const int32_t> before, std::vector<int32_t>& allowed) {
   std::string value;
   for (int32_t t : before) {
