@@ -166,7 +166,7 @@ def token_weights(examples, ids, L, pad_weight, copy_weight, fmt):
         return None
     w = torch.ones(len(ids), L)
     for b, i in enumerate(ids):
-        prompt, resp = examples[i]
+        prompt, resp = examples[i][:2]
         in_prompt = set(prompt) - fmt
         n = len(prompt)
         seen_eot = False
