@@ -106,12 +106,17 @@ void Infiller::build_canvas() {
       clean = false;
     }
   }
+  layout_end_ = canvas_.size();
   const auto answer = static_cast<int64_t>(canvas_.size() - prompt_.size());
+  // The padding after the layout (masks while a choice blocks the layout, so the model sees that
+  // more follows; end-of-text up to min_answer_length) is cut at the context: it is a hint, and
+  // only the layout itself must fit.
+  const int64_t room = std::max<int64_t>(answer, ctx_.model.config().n_ctx - static_cast<int64_t>(prompt_.size()));
   if (blocked_) {
-    const int64_t target = std::max<int64_t>(o_.min_answer_length, answer + 16);
+    const int64_t target = std::min(room, std::max<int64_t>(o_.min_answer_length, answer + 16));
     canvas_.resize(prompt_.size() + static_cast<size_t>(target), ctx_.vocab.mask);
   } else if (answer < o_.min_answer_length) {
-    canvas_.resize(prompt_.size() + static_cast<size_t>(o_.min_answer_length), ctx_.eos);
+    canvas_.resize(prompt_.size() + static_cast<size_t>(std::min(room, o_.min_answer_length)), ctx_.eos);
   }
   row_of_.assign(canvas_.size(), -1);
   for (size_t r = 0; r < rows_.size(); ++r) row_of_[static_cast<size_t>(rows_[r])] = static_cast<int32_t>(r);
@@ -174,9 +179,15 @@ base::Status Infiller::pass() {
         if (differs) { diff = j; break; }
       }
     }
+    const std::vector<bool> fits = candidates_fit(i);
     size_t k = 0, best = 0;
     double best_score = -INFINITY;
     for (size_t ci = 0; ci < p.cands.size(); ++ci) {
+      if (!fits[ci]) {
+        if (trace_) std::fprintf(stderr, "  choice piece %zu: %s does not fit the context\n", i, p.cands[ci].texts[0].c_str());
+        k += p.cands[ci].texts.size();
+        continue;
+      }
       for (size_t ti = 0; ti < p.cands[ci].texts.size(); ++ti, ++k) {
         const auto& toks = all[k];
         auto at = [&](size_t j) {
@@ -308,6 +319,29 @@ void Infiller::commit_slots() {
   take = std::max<size_t>(take, 1);
   if (o_.max_commits_per_pass > 0) take = std::min<size_t>(take, static_cast<size_t>(o_.max_commits_per_pass));
   for (size_t k = 0; k < take; ++k) commit(preds[k]);
+}
+
+// Which candidates of blocking choice i leave a layout that fits the model's context: the layout
+// so far (with the choice's masked region), plus the least the candidate adds, plus the least the
+// work after it adds. An optional member or another array item that cannot fit is not offered (the array
+// closes instead of failing the call at the next pass); when none fits, all are offered and the
+// call fails at the next pass with the context error.
+std::vector<bool> Infiller::candidates_fit(size_t i) const {
+  const Piece& p = pieces_[i];
+  std::vector<bool> fits(p.cands.size(), true);
+  if (!p.blocking || i + 1 != pieces_.size()) return fits;
+  int64_t rest = static_cast<int64_t>(layout_end_);  // with the choice's masked region: a few tokens to spare
+  for (const Work& w : stack_) rest += min_tokens(w);
+  const int64_t n_ctx = ctx_.model.config().n_ctx;
+  bool any = false;
+  for (size_t ci = 0; ci < p.cands.size(); ++ci) {
+    int64_t need = rest;
+    for (const Work& w : p.cands[ci].then) need += min_tokens(w);
+    fits[ci] = need <= n_ctx;
+    any = any || fits[ci];
+  }
+  if (!any) fits.assign(p.cands.size(), true);
+  return fits;
 }
 
 void Infiller::resolve_choice(size_t i, size_t cand) {

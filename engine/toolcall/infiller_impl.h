@@ -83,6 +83,12 @@ class Infiller {
   void push_text(const std::string& t);
   std::string lookahead() const;
   base::Result<int> make_string_slot(const SchemaNode& n);
+  int64_t number_slot_width(bool integer, const NumberRange& range) const;
+  // Canvas tokens that running w adds at the least (its text, slots at their widths, required
+  // members, minItems items): what a choice's candidate needs to fit the context.
+  int64_t min_tokens(const Work& w) const;
+  int64_t text_tokens(const std::string& text) const;
+  int64_t min_value_tokens(const SchemaNode& n, uint8_t types, bool skip_any_of, int depth) const;
   // Decoding
   void build_canvas();
   base::Status pass();
@@ -90,6 +96,7 @@ class Infiller {
   struct Pred { size_t piece; size_t pos; int32_t token; double conf; };
   void commit_slots();
   void close_if_padding(const Slot& s, const SlotDp& dp, std::vector<Pred>& preds) const;
+  std::vector<bool> candidates_fit(size_t piece) const;
   void resolve_choice(size_t piece, size_t cand);
   void propagate_and_finalize();
   void finalize_slot(size_t piece);
@@ -114,6 +121,7 @@ class Infiller {
 
   // Canvas of the current pass.
   std::vector<int32_t> canvas_;
+  size_t layout_end_ = 0;                     // canvas_ size before the padding of this pass
   std::vector<int64_t> piece_start_;          // canvas position of each piece (slot/choice regions)
   std::vector<std::vector<std::vector<int32_t>>> choice_tokens_;  // per piece, per candidate text
   std::vector<int8_t> choice_scored_;

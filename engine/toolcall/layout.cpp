@@ -3,6 +3,9 @@
 // literals). See infiller.h and docs/tool-calls.md "Layout". Not thread-safe (one per request).
 #include "infiller_impl.h"
 
+#include <algorithm>
+#include <limits>
+
 namespace dloop::engine::toolcall::detail {
 
 void Infiller::push_text(const std::string& t) {
@@ -61,6 +64,92 @@ base::Result<int> Infiller::make_string_slot(const SchemaNode& n) {
   }
 }
 
+int64_t Infiller::number_slot_width(bool integer, const NumberRange& range) const {
+  int64_t budget = o_.number_budget;
+  if (integer && range.lo > -1e15 && range.hi < 1e15) {
+    const auto digits = static_cast<int64_t>(std::max(std::to_string(static_cast<int64_t>(range.lo)).size(),
+                                                      std::to_string(static_cast<int64_t>(range.hi)).size()));
+    budget = std::min<int64_t>(budget, digits);
+  }
+  return std::max<int64_t>(budget, 1);
+}
+
+int64_t Infiller::min_value_tokens(const SchemaNode& n, uint8_t types, bool skip_any_of, int depth) const {
+  if (depth > 16) return 0;  // deeper than any layout that fits a context; not worth counting
+  if (!n.any_of.empty() && !skip_any_of) {
+    int64_t best = std::numeric_limits<int64_t>::max();
+    for (const auto& alt : n.any_of) best = std::min(best, min_value_tokens(*alt, alt->types, false, depth + 1));
+    return best;
+  }
+  const uint8_t t = types ? types : n.types;
+  if (n.enum_values || n.const_value || (count_types(t) == 1 && (t & base::kSchemaBoolean))) {
+    int64_t best = std::numeric_limits<int64_t>::max();  // the shortest literal
+    for (const std::string& lit : literal_candidates(n, t)) best = std::min(best, text_tokens(lit));
+    return best == std::numeric_limits<int64_t>::max() ? 1 : best;
+  }
+  if (count_types(t) != 1 || (t & base::kSchemaNull)) return 1;  // a choice of types: the cheapest is a literal
+  if (t & base::kSchemaString) {
+    int64_t budget = o_.string_budget;
+    if (n.max_length) budget = std::min<int64_t>(budget, static_cast<int64_t>(*n.max_length) + 1);
+    return 1 + std::max<int64_t>(budget, 1);  // the opening quote and the slot
+  }
+  if (t & (base::kSchemaNumber | base::kSchemaInteger)) {
+    const bool integer = !(t & base::kSchemaNumber);
+    auto range = number_range(n, integer);
+    return range ? number_slot_width(integer, *range) : 1;
+  }
+  if (t & base::kSchemaObject) {
+    int64_t total = 2;  // { }
+    for (const std::string& r : n.required) {
+      total += static_cast<int64_t>(ctx_.tokenizer.encode(", " + base::json_quote(r) + ": ", false).size());
+      const SchemaNode* child = n.property(r);
+      if (child) total += min_value_tokens(*child, child->types, false, depth + 1);
+    }
+    return total;
+  }
+  const SchemaNode* items = n.items ? n.items.get() : &any_node();
+  const auto k = static_cast<int64_t>(n.min_items.value_or(0));
+  return 2 + k * (1 + min_value_tokens(*items, items->types, false, depth + 1));  // [ ], items and commas
+}
+
+int64_t Infiller::text_tokens(const std::string& text) const {
+  return static_cast<int64_t>(ctx_.tokenizer.encode(text, false).size());
+}
+
+int64_t Infiller::min_tokens(const Work& w) const {
+  switch (w.kind) {
+    case Work::kText: return text_tokens(w.text);
+    case Work::kSpecial: return 1;
+    case Work::kValue: return min_value_tokens(*w.node, w.types, w.skip_any_of, 0);
+    case Work::kMembers: {
+      int64_t total = 1;  // }
+      const SchemaNode& n = *w.node;
+      size_t j = 0;
+      for (const auto& [name, child] : n.properties) {
+        if (j++ >= w.index && n.is_required(name)) {
+          total += static_cast<int64_t>(ctx_.tokenizer.encode(", " + base::json_quote(name) + ": ", false).size()) +
+                   min_value_tokens(*child, child->types, false, 1);
+        }
+      }
+      return total;
+    }
+    case Work::kArrayNext: {
+      const SchemaNode& n = *w.node;
+      const SchemaNode* items = n.items ? n.items.get() : &any_node();
+      const int64_t left = std::max<int64_t>(0, static_cast<int64_t>(n.min_items.value_or(0)) - w.count);
+      // ], items and commas; and while the next item is still to be decided, the masked region of
+      // that choice, as long as its longest candidate (", " and how an item starts)
+      int64_t region = 1;
+      for (const std::string& st : start_texts(*items, items->any_of.empty() ? items->types
+                                                                              : static_cast<uint8_t>(base::kSchemaAnyType))) {
+        region = std::max(region, text_tokens(", " + st));
+      }
+      return std::max<int64_t>(1, region - 1) + left * (1 + min_value_tokens(*items, items->types, false, 1));
+    }
+  }
+  return 0;
+}
+
 base::Status Infiller::expand_value(const Work& w) {
   const SchemaNode& n = *w.node;
   if (!n.any_of.empty() && !w.skip_any_of) {
@@ -117,12 +206,7 @@ base::Status Infiller::expand_value(const Work& w) {
     if (!range) return base::invalid_argument("the bounds admit no number");
     auto& aut = number_auts_[integer][range->allow_minus()];
     if (!aut) aut = SlotAutomaton::number(ctx_.vocab, integer, range->allow_minus());
-    int64_t budget = o_.number_budget;
-    if (integer && range->lo > -1e15 && range->hi < 1e15) {
-      const auto digits = static_cast<int64_t>(std::max(std::to_string(static_cast<int64_t>(range->lo)).size(),
-                                                        std::to_string(static_cast<int64_t>(range->hi)).size()));
-      budget = std::min<int64_t>(budget, digits);
-    }
+    const int64_t budget = number_slot_width(integer, *range);
     Slot s;
     s.aut = aut;
     s.tokens.assign(static_cast<size_t>(std::max<int64_t>(budget, 1)), kMasked);

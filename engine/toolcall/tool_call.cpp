@@ -187,7 +187,10 @@ base::Result<ToolCallResult> Engine::run_tool_call(const ToolCallRequest& reques
   auto forward = [&](const std::vector<int32_t>& canvas, const std::vector<int32_t>& rows,
                      std::vector<float>& logits) -> base::Status {
     if (static_cast<int64_t>(canvas.size()) > model_->config().n_ctx) {
-      return base::invalid_argument("the prompt (" + std::to_string(prompt.size()) + " tokens) plus the answer exceeds the context length");
+      return base::invalid_argument("the prompt (" + std::to_string(prompt.size()) + " tokens) plus the answer (" +
+                                    std::to_string(canvas.size() - prompt.size()) +
+                                    " tokens) exceeds the model's context length " +
+                                    std::to_string(model_->config().n_ctx));
     }
     std::vector<int32_t> model_rows;
     for (int32_t p : rows) model_rows.push_back(model_->config().shift_logits ? std::max(p - 1, 0) : p);

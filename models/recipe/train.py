@@ -81,11 +81,22 @@ def slotted_call_ids(tok, call, string_width=24, number_width=12, slots=None):
     return ids
 
 
-def build_examples(path, tok, resp_len, max_prompt, slot_frac=0.0, string_width=24):
+def shuffled_call(msg, rng):
+    """A copy of an assistant tool-call message with the call's arguments in a random key order (a JSON object's
+    member order carries no meaning, so the call is the same call)."""
+    call = msg["tool_call"]
+    keys = list(call.get("arguments", {}))
+    rng.shuffle(keys)
+    return dict(msg, tool_call=dict(call, arguments={k: call["arguments"][k] for k in keys}))
+
+
+def build_examples(path, tok, resp_len, max_prompt, slot_frac=0.0, string_width=24, shuffle_keys=0.0):
     """[(prompt ids, response ids padded to resp_len, value slot positions in the response)], dropping those that do
     not fit. A fraction slot_frac of the tool-call answers (chosen by a hash of the line and turn) is laid out as the
-    decoder's canvas, when it fits; only those have value slot positions (the others an empty list)."""
-    out, dropped, slotted = [], 0, 0
+    decoder's canvas, when it fits; only those have value slot positions (the others an empty list). A fraction
+    shuffle_keys of the tool-call answers (another hash) lists the arguments in a random order instead of the
+    schema's, so a value's place in the call says nothing about which value it is: only its key does."""
+    out, dropped, slotted, shuffled = [], 0, 0, 0
     with open(path) as f:
         for n, line in enumerate(f):
             conv = json.loads(line)
@@ -93,6 +104,11 @@ def build_examples(path, tok, resp_len, max_prompt, slot_frac=0.0, string_width=
                 if m["role"] != "assistant":
                     continue
                 pi = tok.encode(chat_format.render_prompt(conv, i))
+                if "tool_call" in m and shuffle_keys > 0:
+                    rng = random.Random(n * 7919 + i * 31 + 5)
+                    if rng.random() < shuffle_keys:
+                        m = shuffled_call(m, rng)
+                        shuffled += 1
                 ri = tok.encode(chat_format.assistant_content(m) + chat_format.IM_END)
                 vs = []
                 if "tool_call" in m and random.Random(n * 1009 + i).random() < slot_frac:
@@ -107,17 +123,20 @@ def build_examples(path, tok, resp_len, max_prompt, slot_frac=0.0, string_width=
                 out.append((pi, ri + [EOT_ID] * (resp_len - len(ri)), vs))
     if slot_frac:
         print("slotted answers", slotted, flush=True)
+    if shuffle_keys:
+        print("answers with shuffled keys", shuffled, flush=True)
     return out, dropped
 
 
 def load_examples(args, tok):
     width = "" if args.string_width == 24 else "-w%d" % args.string_width
+    width += "-k%g" % args.shuffle_keys if args.shuffle_keys else ""
     cache = os.path.join(args.work, "examples-r%d-p%d-s%g%s-v.pt" % (args.resp_len, args.max_prompt, args.slot_frac,
                                                                      width))
     if os.path.exists(cache):
         return torch.load(cache)
     ex, dropped = build_examples(os.path.join(args.data, "train.jsonl"), tok, args.resp_len, args.max_prompt,
-                                 args.slot_frac, args.string_width)
+                                 args.slot_frac, args.string_width, args.shuffle_keys)
     print("examples", len(ex), "dropped", dropped, flush=True)
     torch.save(ex, cache)
     return ex
@@ -291,6 +310,9 @@ def main():
     ap.add_argument("--string-width", type=int, default=24,
                     help="positions of a string value slot in the slotted answers (the decoder's string_slot_tokens; "
                          "export with the same --string-slot)")
+    ap.add_argument("--shuffle-keys", type=float, default=0.0,
+                    help="fraction of tool-call answers whose arguments are listed in a random key order instead of "
+                         "the schema's (default 0)")
     ap.add_argument("--value-mask", type=float, default=0.0,
                     help="fraction of the slotted answers (--slot-frac) masked only in their value slots, the call's "
                          "skeleton given, as the schema-guided decoder queries the model (default 0)")

@@ -27,6 +27,7 @@ struct Tally {
   int stop_right = 0;                            // call vs answer decided as the gold turn did
   int started = 0, json_ok = 0;                  // free decoding: calls begun, calls that parse
   int choice = 0, exact = 0, valid = 0;          // over gold-call turns
+  int errors = 0;                                // turns whose decode failed (counted as misses)
   std::vector<double> passes, wall_ms;
 
   Json report(const std::string& method) const {
@@ -34,7 +35,8 @@ struct Tally {
     Json r = Json::object({{"method", method}, {"turns", turns}, {"call_turns", call_turns},
                            {"answer_turns", answer_turns}, {"stop_decision", frac(stop_right, turns)},
                            {"tool_choice", frac(choice, call_turns)}, {"args_exact", frac(exact, call_turns)},
-                           {"valid", frac(valid, call_turns)}, {"median_forward_passes", median(passes)},
+                           {"valid", frac(valid, call_turns)}, {"errors", errors},
+                           {"median_forward_passes", median(passes)},
                            {"median_wall_ms", median(wall_ms)}});
     if (method == "free") r.set("valid_json", frac(json_ok, started));
     return r;
@@ -71,19 +73,24 @@ struct Decoded {
   double forward_passes = 0;
 };
 
-// Decodes every turn with decode(turn) -> Result<Decoded> and tallies it; false (after printing
-// the failing line) when a decode fails.
+// Decodes every turn with decode(turn) -> Result<Decoded> and tallies it. A turn whose decode
+// fails (the model's call outgrew the context, say) is printed with its line, counted in
+// t.errors and as a miss on every figure (its stop decision too), and the run goes on.
 template <class Decode, class Progress>
-bool tally_method(const std::vector<HeldoutTurn>& turns, const std::string& method, bool verbose,
+void tally_method(const std::vector<HeldoutTurn>& turns, const std::string& method, bool verbose,
                   Progress&& progress, Decode&& decode, Tally& t) {
   for (size_t i = 0; i < turns.size(); ++i) {
     const HeldoutTurn& turn = turns[i];
     const auto t0 = Clock::now();
     base::Result<Decoded> d = decode(turn);
     if (!d.ok()) {
-      std::fprintf(stderr, "dloop eval: line %lld: %s\n", static_cast<long long>(turn.line),
+      std::fprintf(stderr, "%s line %lld: error: %s\n", method.c_str(), static_cast<long long>(turn.line),
                    d.status().message().c_str());
-      return false;
+      ++t.turns;
+      (turn.gold_call ? t.call_turns : t.answer_turns) += 1;
+      ++t.errors;
+      progress(method.c_str(), i + 1);
+      continue;
     }
     t.wall_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
     t.passes.push_back(d->forward_passes);
@@ -96,7 +103,6 @@ bool tally_method(const std::vector<HeldoutTurn>& turns, const std::string& meth
     if (verbose && !right) std::fprintf(stderr, "%s %s\n", method.c_str(), describe_miss(turn, d->shown).c_str());
     progress(method.c_str(), i + 1);
   }
-  return true;
 }
 
 }  // namespace
@@ -169,6 +175,7 @@ int cmd_eval(const std::vector<std::string>& args) {
     }
   };
   Json results = Json::array();
+  bool all_failed = false;  // some method decoded no turn at all
   for (engine::ReasoningEffort effort : efforts) {
     const std::string method =
         std::string(a->has("ground") ? "grounded-" : "schema-guided-") + engine::reasoning_effort_name(effort);
@@ -188,7 +195,8 @@ int cmd_eval(const std::vector<std::string>& args) {
                      res->is_call ? res->name + " " + res->arguments : "answer: " + res->answer,
                      static_cast<double>(res->forward_passes)};
     };
-    if (!tally_method(*turns, method, verbose, progress, guided, t)) return kExitFailed;
+    tally_method(*turns, method, verbose, progress, guided, t);
+    all_failed = all_failed || t.errors == t.turns;
     results.push_back(t.report(method));
   }
   if (!a->has("no-free")) {
@@ -207,32 +215,35 @@ int cmd_eval(const std::vector<std::string>& args) {
       FreeCall f = read_free_call(e, r->output_tokens);
       return Decoded{f.started, f.parsed, f.name, f.arguments, r->text, static_cast<double>(r->forward_passes)};
     };
-    if (!tally_method(*turns, "free", verbose, progress, free_decode, t)) return kExitFailed;
+    tally_method(*turns, "free", verbose, progress, free_decode, t);
+    all_failed = all_failed || t.errors == t.turns;
     results.push_back(t.report("free"));
   }
   if (json) {
     Json out = Json::object({{"model", *model}, {"turns", static_cast<int64_t>(turns->size())},
                              {"results", std::move(results)}});
     std::printf("%s\n", out.dump(Json::Style::kPretty).c_str());
-    return kExitOk;
+    return all_failed ? kExitFailed : kExitOk;
   }
   std::printf("%zu held-out turns, model %s\n\n", turns->size(), model->c_str());
-  std::printf("%-22s %8s %8s %8s %8s %8s %10s %8s %9s\n", "method", "stop", "choice", "args", "valid", "json",
-              "passes", "wall ms", "turns");
+  std::printf("%-22s %8s %8s %8s %8s %8s %10s %8s %9s %7s\n", "method", "stop", "choice", "args", "valid", "json",
+              "passes", "wall ms", "turns", "errors");
   for (const Json& r : results.as_array()) {
     const Json* vj = r.find("valid_json");
     char json_col[16] = "-";
     if (vj) std::snprintf(json_col, sizeof json_col, "%.1f%%", 100 * vj->as_double());
-    std::printf("%-22s %7.1f%% %7.1f%% %7.1f%% %7.1f%% %8s %10.1f %8.1f %9lld\n", r.find("method")->as_string().c_str(),
-                100 * r.find("stop_decision")->as_double(), 100 * r.find("tool_choice")->as_double(),
-                100 * r.find("args_exact")->as_double(), 100 * r.find("valid")->as_double(), json_col,
-                r.find("median_forward_passes")->as_double(), r.find("median_wall_ms")->as_double(),
-                static_cast<long long>(r.find("turns")->as_int()));
+    std::printf("%-22s %7.1f%% %7.1f%% %7.1f%% %7.1f%% %8s %10.1f %8.1f %9lld %7lld\n",
+                r.find("method")->as_string().c_str(), 100 * r.find("stop_decision")->as_double(),
+                100 * r.find("tool_choice")->as_double(), 100 * r.find("args_exact")->as_double(),
+                100 * r.find("valid")->as_double(), json_col, r.find("median_forward_passes")->as_double(),
+                r.find("median_wall_ms")->as_double(), static_cast<long long>(r.find("turns")->as_int()),
+                static_cast<long long>(r.find("errors")->as_int()));
   }
   std::printf("\nstop: call vs answer as the gold turn; choice, args (exact), valid (schema): over the %lld call turns;\n"
-              "json: free-decoded calls that parse; passes and wall ms: medians per turn\n",
+              "json: free-decoded calls that parse; passes and wall ms: medians per turn; errors: turns whose\n"
+              "decode failed (printed above with their line), counted as misses on every figure\n",
               static_cast<long long>(results.as_array()[0].find("call_turns")->as_int()));
-  return kExitOk;
+  return all_failed ? kExitFailed : kExitOk;
 }
 
 }  // namespace dloop::cli

@@ -96,6 +96,43 @@ TEST(Eval, MalformedDataNamesTheLine) {
   EXPECT_NE(o.err.find(path + ":1:"), std::string::npos) << o.err;
 }
 
+// A turn the model cannot decode (here a request longer than the bundled model's 1,024-token
+// context) is reported with its line and counted as an error and a miss on every figure; the
+// other turns are still measured.
+TEST(Eval, ATurnThatFailsIsCountedAndTheRunGoesOn) {
+  std::ifstream in(kHeldout);
+  std::string first;
+  std::getline(in, first);
+  ASSERT_NE(first.find("\"gold\": {\"tool_call\""), std::string::npos) << first;
+  auto turn = Json::parse(first);
+  ASSERT_TRUE(turn.ok());
+  std::string request = "Please restore the door lock.";
+  for (int i = 0; i < 1500; ++i) request += " please";
+  Json long_turn = *turn;
+  Json messages = Json::array();
+  messages.push_back(Json::object({{"role", "user"}, {"content", request}}));
+  long_turn.set("messages", std::move(messages));
+  const std::string path = testing::TempDir() + "/eval_too_long.jsonl";
+  std::ofstream(path) << first << "\n" << long_turn.dump() << "\n";
+  auto o = dloop_cmd("eval --no-free --effort low --threads 1 --json --data " + path);
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_NE(o.err.find("schema-guided-low line 2: error: "), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("context length 1024"), std::string::npos) << o.err;
+  auto j = Json::parse(o.out);
+  ASSERT_TRUE(j.ok()) << o.out;
+  const Json& r = j->find("results")->as_array()[0];
+  EXPECT_EQ(r.find("turns")->as_int(), 2);
+  EXPECT_EQ(r.find("call_turns")->as_int(), 2);
+  EXPECT_EQ(r.find("errors")->as_int(), 1);
+  EXPECT_LE(r.find("stop_decision")->as_double(), 0.5);  // the failed turn is a miss
+  EXPECT_LE(r.find("valid")->as_double(), 0.5);
+  // Only failing turns: nothing was measured, exit 1.
+  std::ofstream(path) << long_turn.dump() << "\n";
+  o = dloop_cmd("eval --no-free --effort low --threads 1 --data " + path);
+  EXPECT_EQ(o.code, 1) << o.out;
+  EXPECT_NE(o.out.find("errors"), std::string::npos) << o.out;
+}
+
 TEST(Eval, BadFlagsAreUsageErrors) {
   auto o = dloop_cmd("eval --effort extreme");
   EXPECT_EQ(o.code, 2);
