@@ -8,16 +8,17 @@ namespace dloop::engine {
 namespace {
 
 // effort, threshold, max commits per pass, separate name pass, exact-prefix choices, slots left to
-// right, thinking tokens, answer block length, K/V cache, prompt reuse.
+// right, thinking tokens, answer block length, K/V cache, prompt reuse, key check.
 // instant trades accuracy for speed (the prefix cache: about 2x fewer rows computed); the others
 // decode without that K/V approximation, which costs the bundled model exact arguments. Every
 // preset reuses only the system turn (tool schemas), which measured no loss; reuse across turns
 // (kTurns) cost the bundled model 25 points of stop decisions for 5% speed (docs/tool-calls.md).
+// The key check costs one pass per assignment (2 for two values of one type): all but instant.
 constexpr std::array<ReasoningPreset, 4> kPresets = {{
-    {ReasoningEffort::kInstant, 0.5, 0, false, false, true, 0, 96, CacheMode::kPrefix, PromptReuse::kSystem},
-    {ReasoningEffort::kLow, 0.9, 0, false, false, true, 0, 32, CacheMode::kNone, PromptReuse::kSystem},
-    {ReasoningEffort::kMedium, 0.99, 0, false, false, false, 0, 32, CacheMode::kNone, PromptReuse::kSystem},
-    {ReasoningEffort::kHigh, 0.99, 0, true, false, false, 0, 8, CacheMode::kNone, PromptReuse::kSystem},
+    {ReasoningEffort::kInstant, 0.5, 0, false, false, true, 0, 96, CacheMode::kPrefix, PromptReuse::kSystem, false},
+    {ReasoningEffort::kLow, 0.9, 0, false, false, true, 0, 32, CacheMode::kNone, PromptReuse::kSystem, true},
+    {ReasoningEffort::kMedium, 0.99, 0, false, false, false, 0, 32, CacheMode::kNone, PromptReuse::kSystem, true},
+    {ReasoningEffort::kHigh, 0.99, 0, true, false, false, 0, 8, CacheMode::kNone, PromptReuse::kSystem, true},
 }};
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "dloop/base/json_schema.h"
 #include "dloop/engine/tool_call.h"
 #include "infiller.h"
+#include "key_check.h"
 #include "schema_support.h"
 
 namespace dloop::engine {
@@ -272,10 +273,20 @@ base::Result<ToolCallResult> Engine::run_tool_call(const ToolCallRequest& reques
       return base::internal_error("tool-call infilling produced arguments the schema refuses (a bug): " +
                                   valid.message() + " in " + filled.text);
     }
+    base::Json arguments = *args;
+    if (request.key_check.value_or(preset.key_check)) {
+      toolcall::KeyCheckSpec ks{spec.prefix, spec.suffix, &tool.schema, request.answer_length};
+      DLOOP_ASSIGN_OR_RETURN(toolcall::KeyCheckResult kc, toolcall::check_keys(ctx, prompt, ks, arguments));
+      r.forward_passes += kc.forward_passes;
+      r.timings.forward_ms += kc.forward_ms;
+      r.key_check_assignments = kc.assignments;
+      r.keys_reassigned = kc.changed;
+      arguments = std::move(kc.arguments);
+    }
     r.is_call = true;
     r.name = tool.def->name;
-    r.arguments_json = *args;
-    r.arguments = args->dump(base::Json::Style::kPython);
+    r.arguments = arguments.dump(base::Json::Style::kPython);
+    r.arguments_json = std::move(arguments);
   } else if (request.output_schema) {
     auto schema = base::Schema::compile(*request.output_schema);
     if (!schema.ok()) return schema.status();

@@ -124,6 +124,8 @@ int cmd_eval(const std::vector<std::string>& args) {
       .flag({"no-copy-repair", "", "schema-guided decoding keeps values that are near, not exact, copies of the prompt"})
       .flag({"ground", "", "schema-guided string and number values only as spans of the conversation "
                            "(rows grounded-EFFORT; docs/tool-calls.md \"Grounded values\")"})
+      .flag({"no-key-check", "", "schema-guided decoding keeps the values under the keys infilling wrote them "
+                                 "(docs/tool-calls.md \"Key check\"; default: the effort's preset)"})
       .flag({"no-free", "", "skip free decoding"})
       .flag({"threads", "N", "compute threads", false, "physical cores"})
       .flag({"verbose", "", "print every miss"})
@@ -177,8 +179,8 @@ int cmd_eval(const std::vector<std::string>& args) {
   Json results = Json::array();
   bool all_failed = false;  // some method decoded no turn at all
   for (engine::ReasoningEffort effort : efforts) {
-    const std::string method =
-        std::string(a->has("ground") ? "grounded-" : "schema-guided-") + engine::reasoning_effort_name(effort);
+    const std::string method = std::string(a->has("ground") ? "grounded-" : "schema-guided-") +
+                               engine::reasoning_effort_name(effort);
     Tally t;
     auto guided = [&](const HeldoutTurn& turn) -> base::Result<Decoded> {
       engine::ToolCallRequest r;
@@ -189,6 +191,7 @@ int cmd_eval(const std::vector<std::string>& args) {
       r.prompt_reuse = reuse;
       r.copy_repair = !a->has("no-copy-repair");
       r.ground_values = a->has("ground");
+      if (a->has("no-key-check")) r.key_check = false;
       auto res = e.tool_call(r);
       if (!res.ok()) return res.status();
       return Decoded{res->is_call, res->is_call, res->name, res->arguments_json,

@@ -75,6 +75,29 @@ TEST(Eval, GroundedValuesCopyWhatTheModelSlipsOn) {
   EXPECT_EQ(grounded_method, "grounded-low");
 }
 
+// Line 95 of the held-out file: "book the train ticket date: 2029-05-12, order id set to
+// USR-85003". Infilling puts each value under the other key; the key check (masking the keys and
+// scoring them under each assignment of the two values) puts them back. (Model-dependent, as above.)
+TEST(Eval, TheKeyCheckPutsSwappedValuesBack) {
+  std::ifstream in(kHeldout);
+  std::string line;
+  for (int i = 0; i < 95 && std::getline(in, line);) ++i;
+  ASSERT_NE(line.find("order id set to USR-85003"), std::string::npos) << line;
+  const std::string data = ::testing::TempDir() + "/eval_line95.jsonl";
+  std::ofstream(data) << line << "\n";
+  auto args_exact = [&](const std::string& flags) {
+    auto o = dloop_cmd("eval --data " + data + " --effort low --no-free --threads 1 --json " + flags);
+    EXPECT_EQ(o.code, 0) << o.err;
+    auto j = Json::parse(o.out);
+    if (!j.ok()) return -1.0;
+    const Json& r = j->find("results")->as_array()[0];
+    EXPECT_EQ(r.find("tool_choice")->as_double(), 1.0) << o.out;
+    return r.find("args_exact")->as_double();
+  };
+  EXPECT_EQ(args_exact("--no-key-check"), 0.0);
+  EXPECT_EQ(args_exact(""), 1.0);
+}
+
 TEST(Eval, MalformedDataNamesTheLine) {
   const std::string path = testing::TempDir() + "/eval_bad.jsonl";
   {

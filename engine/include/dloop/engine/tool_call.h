@@ -39,6 +39,7 @@ struct ReasoningPreset {
   int64_t answer_block_length;     // free-text answers: threshold decoding in blocks of this length
   CacheMode cache;                 // K/V cache of the passes (forwarder.h)
   PromptReuse prompt_reuse;        // prompt segments kept in the Engine's PromptCache
+  bool key_check;                  // re-assign string/number values among their keys (ToolCallRequest::key_check)
 };
 const ReasoningPreset& reasoning_preset(ReasoningEffort effort);
 
@@ -78,6 +79,10 @@ struct ToolCallRequest {
   // (docs/tool-calls.md "Grounded values"): for extraction-style tools whose values must come from
   // what the user or a tool said, never made up.
   bool ground_values = false;
+  // After infilling, the call's top-level string and number values (2-4 of them) are re-assigned
+  // among their keys by the model's reading of the keys given the values (docs/tool-calls.md "Key
+  // check"): one forward pass per assignment the schema accepts. Unset: the effort preset's.
+  std::optional<bool> key_check;
 };
 
 struct ToolCallResult {
@@ -94,7 +99,9 @@ struct ToolCallResult {
   int64_t completion_tokens = 0;
   int64_t steps = 0;
   int64_t string_slot_tokens = 0;      // the string slot width it decoded with (string_slot_tokens())
-  int64_t forward_passes = 0;
+  int64_t forward_passes = 0;           // all of them, the key check's included
+  int key_check_assignments = 0;        // assignments the key check scored (0: it did not apply)
+  bool keys_reassigned = false;         // the key check moved values among keys
   Timings timings;
   ForwardStats forward_stats;          // rows computed vs full passes, prompt rows reused
 };

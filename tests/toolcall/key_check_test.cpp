@@ -1,0 +1,172 @@
+// The key check (key_check.h): the call's string and number values re-assigned among their keys
+// by the model's log-probability of the keys, masked, given the values. A scripted forwarder on
+// the llada test model's vocabulary stands in for the model: it is sure (uniform over the
+// vocabulary, so every key token gets log(1/V)) only when the canvas holds the true assignment,
+// and confidently wrong (one unrelated token at +30) otherwise.
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include "dloop/base/json.h"
+#include "dloop/base/json_schema.h"
+#include "key_check.h"
+#include "scripted_infill.h"
+
+namespace dloop::engine::toolcall {
+namespace {
+
+using base::Json;
+using test::Fixture;
+
+class TruthForwarder final : public Forwarder {
+ public:
+  TruthForwarder(const Tokenizer& tok, int32_t n_vocab, std::function<bool(const std::string&)> truth)
+      : tok_(tok), n_vocab_(n_vocab), truth_(std::move(truth)) {}
+  base::Status forward(std::span<const int32_t> canvas, std::span<const int32_t> rows, float* logits,
+                       const PassHint&, int) override {
+    ++passes;
+    masked_rows += static_cast<int>(rows.size());
+    const bool right = truth_(tok_.decode(canvas, false));
+    for (size_t k = 0; k < rows.size(); ++k) {
+      float* l = logits + k * static_cast<size_t>(n_vocab_);
+      std::fill(l, l + n_vocab_, 0.0f);
+      if (!right) l[7] = 30.0f;
+    }
+    return base::Status();
+  }
+  int passes = 0, masked_rows = 0;
+
+ private:
+  const Tokenizer& tok_;
+  int32_t n_vocab_;
+  std::function<bool(const std::string&)> truth_;
+};
+
+struct Check {
+  KeyCheckResult result;
+  int passes = 0;
+  int masked_rows = 0;
+};
+
+// check_keys on `args` (JSON text) for `schema`, the truth being `truth(canvas text)`.
+Check run(const Fixture& f, const char* schema_text, const char* args, std::function<bool(const std::string&)> truth,
+          int64_t prompt_words = 0) {
+  auto schema = base::Schema::compile(*Json::parse(schema_text));
+  EXPECT_TRUE(schema.ok()) << schema.status().message();
+  std::string user = "Book it.";
+  for (int64_t i = 0; i < prompt_words; ++i) user += " word";
+  const std::vector<int32_t> prompt =
+      f.tok->encode("<|im_start|>user\n" + user + "<|im_end|>\n<|im_start|>assistant\n", true);
+  const VocabInfo vocab = VocabInfo::build(*f.tok, f.tok->mask_id());
+  TruthForwarder fwd(*f.tok, f.model->config().n_vocab, std::move(truth));
+  const InfillContext ctx{*f.model, fwd, *f.tok, vocab, f.tok->eos_id()};
+  KeyCheckSpec spec{{{"<tool_call>", -1}, {"{\"name\": \"book\", \"arguments\": ", -1}},
+                    {{"}", -1}, {"</tool_call>", -1}},
+                    &*schema,
+                    32};
+  auto res = check_keys(ctx, prompt, spec, *Json::parse(args));
+  EXPECT_TRUE(res.ok()) << res.status().message();
+  Check c{res.ok() ? *res : KeyCheckResult{}, fwd.passes, fwd.masked_rows};
+  return c;
+}
+
+constexpr const char* kTwoStrings = R"({"type": "object", "properties": {"city": {"type": "string"},
+    "person": {"type": "string"}}, "required": ["city", "person"]})";
+
+// The truth: Paris is the city (its value comes first in the call, as "city" is the first key).
+bool paris_first(const std::string& text) {
+  const size_t paris = text.find("Paris"), bob = text.find("Bob");
+  return paris != std::string::npos && bob != std::string::npos && paris < bob;
+}
+
+TEST(KeyCheck, SwappedValuesAreReassigned) {
+  Fixture f;
+  Check c = run(f, kTwoStrings, R"({"city": "Bob", "person": "Paris"})", paris_first);
+  EXPECT_EQ(c.result.arguments.dump(), R"({"city":"Paris","person":"Bob"})");
+  EXPECT_TRUE(c.result.changed);
+  EXPECT_EQ(c.result.assignments, 2);
+  EXPECT_EQ(c.result.forward_passes, 2);
+  EXPECT_EQ(c.passes, 2);
+  EXPECT_GE(c.masked_rows, 4);  // each pass masks both keys ("city", "person": a token or more each)
+}
+
+TEST(KeyCheck, RightValuesStay) {
+  Fixture f;
+  Check c = run(f, kTwoStrings, R"({"city": "Paris", "person": "Bob"})", paris_first);
+  EXPECT_EQ(c.result.arguments.dump(), R"({"city":"Paris","person":"Bob"})");
+  EXPECT_FALSE(c.result.changed);
+  EXPECT_EQ(c.result.assignments, 2);
+}
+
+TEST(KeyCheck, ATieKeepsTheDecodedAssignment) {
+  Fixture f;
+  Check c = run(f, kTwoStrings, R"({"city": "Bob", "person": "Paris"})", [](const std::string&) { return true; });
+  EXPECT_EQ(c.result.arguments.dump(), R"({"city":"Bob","person":"Paris"})");
+  EXPECT_FALSE(c.result.changed);
+}
+
+TEST(KeyCheck, OnlyAssignmentsTheSchemaAcceptsAreScored) {
+  Fixture f;
+  // "Paris" is too long for person (maxLength 3): the swap is not valid, so nothing to compare.
+  Check c = run(f, R"({"type": "object", "properties": {"city": {"type": "string"},
+      "person": {"type": "string", "maxLength": 3}}, "required": ["city", "person"]})",
+                R"({"city": "Paris", "person": "Bob"})", [](const std::string&) { return false; });
+  EXPECT_EQ(c.result.assignments, 0);
+  EXPECT_EQ(c.passes, 0);
+  EXPECT_EQ(c.result.arguments.dump(), R"({"city":"Paris","person":"Bob"})");
+  // A string and an integer: neither fits the other's type.
+  c = run(f, R"({"type": "object", "properties": {"city": {"type": "string"}, "guests": {"type": "integer"}}})",
+          R"({"city": "12", "guests": 7})", [](const std::string&) { return false; });
+  EXPECT_EQ(c.passes, 0);
+  EXPECT_EQ(c.result.arguments.dump(), R"({"city":"12","guests":7})");
+}
+
+TEST(KeyCheck, EnumBooleanAndNestedValuesStayPut) {
+  Fixture f;
+  // Two strings, one of them an enum value (a literal the model chose among): one movable value.
+  Check c = run(f, R"({"type": "object", "properties": {"city": {"type": "string"},
+      "size": {"type": "string", "enum": ["Paris", "Bob"]}, "ok": {"type": "boolean"},
+      "where": {"type": "object", "properties": {"name": {"type": "string"}}}}})",
+                R"({"city": "Bob", "size": "Paris", "ok": true, "where": {"name": "x"}})", paris_first);
+  EXPECT_EQ(c.passes, 0);
+  EXPECT_FALSE(c.result.changed);
+  EXPECT_EQ(c.result.arguments.dump(), R"({"city":"Bob","size":"Paris","ok":true,"where":{"name":"x"}})");
+}
+
+TEST(KeyCheck, ThreeValuesScoreEveryDistinctAssignment) {
+  Fixture f;
+  const char* schema = R"({"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "string"},
+      "c": {"type": "string"}}})";
+  // The truth: x, y, z in that order.
+  auto xyz = [](const std::string& t) {
+    const size_t x = t.find("\"xx\""), y = t.find("\"yy\""), z = t.find("\"zz\"");
+    return x < y && y < z && z != std::string::npos;
+  };
+  Check c = run(f, schema, R"({"a": "zz", "b": "xx", "c": "yy"})", xyz);
+  EXPECT_EQ(c.result.assignments, 6);
+  EXPECT_EQ(c.passes, 6);
+  EXPECT_EQ(c.result.arguments.dump(), R"({"a":"xx","b":"yy","c":"zz"})");
+  // Two equal values: the assignments that only exchange them are one.
+  c = run(f, schema, R"({"a": "zz", "b": "xx", "c": "xx"})", [](const std::string&) { return true; });
+  EXPECT_EQ(c.result.assignments, 3);
+}
+
+TEST(KeyCheck, FiveValuesAreNotChecked) {
+  Fixture f;
+  Check c = run(f, R"({"type": "object"})", R"({"a": "1", "b": "2", "c": "3", "d": "4", "e": "5"})",
+                [](const std::string&) { return false; });
+  EXPECT_EQ(c.passes, 0);
+  EXPECT_EQ(c.result.assignments, 0);
+}
+
+TEST(KeyCheck, ACallThatDoesNotFitTheContextIsLeftAsItIs) {
+  Fixture f;
+  ASSERT_EQ(f.model->config().n_ctx, 256);
+  Check c = run(f, kTwoStrings, R"({"city": "Bob", "person": "Paris"})", paris_first, 240);
+  EXPECT_EQ(c.passes, 0);
+  EXPECT_FALSE(c.result.changed);
+  EXPECT_EQ(c.result.arguments.dump(), R"({"city":"Bob","person":"Paris"})");
+}
+
+}  // namespace
+}  // namespace dloop::engine::toolcall
