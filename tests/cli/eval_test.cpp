@@ -47,30 +47,41 @@ TEST(Eval, ReportsCountsOfTheGivenTurns) {
   EXPECT_GT(r.find("median_forward_passes")->as_double(), 0.0);
 }
 
+// Line n (from 1) of the held-out file alone in a data file; empty when the line lacks `must`
+// (the file changed: the test's premise is gone).
+std::string heldout_line_file(int n, const std::string& must) {
+  std::ifstream in(kHeldout);
+  std::string line;
+  for (int i = 0; i < n && std::getline(in, line);) ++i;
+  if (line.find(must) == std::string::npos) return "";
+  const std::string data = ::testing::TempDir() + "/eval_line" + std::to_string(n) + ".jsonl";
+  std::ofstream(data) << line << "\n";
+  return data;
+}
+
+// args_exact of `dloop eval --effort low` on a one-call data file (the right tool asserted), and
+// the row's method name.
+double one_call_args_exact(const std::string& data, const std::string& flags, std::string* method = nullptr) {
+  auto o = dloop_cmd("eval --data " + data + " --effort low --no-free --threads 1 --json " + flags);
+  EXPECT_EQ(o.code, 0) << o.err;
+  auto j = Json::parse(o.out);
+  if (!j.ok()) return -1.0;
+  const Json& r = j->find("results")->as_array()[0];
+  if (method) *method = r.find("method")->as_string();
+  EXPECT_EQ(r.find("tool_choice")->as_double(), 1.0) << o.out;
+  return r.find("args_exact")->as_double();
+}
+
 // Line 79 of the held-out file asks to archive a password for lars.khan@acme.io: the bundled
 // model, decoding freely within the slot, slips on the address ("lars..io"); grounded, each
 // position may only continue a span of the conversation, and the address comes out exact.
 // (Model-dependent: a retrained default model must be checked against this line again.)
 TEST(Eval, GroundedValuesCopyWhatTheModelSlipsOn) {
-  std::ifstream in(kHeldout);
-  std::string line;
-  for (int i = 0; i < 79 && std::getline(in, line);) ++i;
-  ASSERT_NE(line.find("lars.khan@acme.io"), std::string::npos) << line;
-  const std::string data = ::testing::TempDir() + "/eval_line79.jsonl";
-  std::ofstream(data) << line << "\n";
-  auto args_exact = [&](const std::string& flags, std::string* method) {
-    auto o = dloop_cmd("eval --data " + data + " --effort low --no-free --threads 1 --json " + flags);
-    EXPECT_EQ(o.code, 0) << o.err;
-    auto j = Json::parse(o.out);
-    if (!j.ok()) return -1.0;
-    const Json& r = j->find("results")->as_array()[0];
-    *method = r.find("method")->as_string();
-    EXPECT_EQ(r.find("tool_choice")->as_double(), 1.0) << o.out;
-    return r.find("args_exact")->as_double();
-  };
+  const std::string data = heldout_line_file(79, "lars.khan@acme.io");
+  ASSERT_FALSE(data.empty());
   std::string plain_method, grounded_method;
-  EXPECT_EQ(args_exact("", &plain_method), 0.0);
-  EXPECT_EQ(args_exact("--ground", &grounded_method), 1.0);
+  EXPECT_EQ(one_call_args_exact(data, "", &plain_method), 0.0);
+  EXPECT_EQ(one_call_args_exact(data, "--ground", &grounded_method), 1.0);
   EXPECT_EQ(plain_method, "schema-guided-low");
   EXPECT_EQ(grounded_method, "grounded-low");
 }
@@ -79,23 +90,10 @@ TEST(Eval, GroundedValuesCopyWhatTheModelSlipsOn) {
 // USR-85003". Infilling puts each value under the other key; the key check (masking the keys and
 // scoring them under each assignment of the two values) puts them back. (Model-dependent, as above.)
 TEST(Eval, TheKeyCheckPutsSwappedValuesBack) {
-  std::ifstream in(kHeldout);
-  std::string line;
-  for (int i = 0; i < 95 && std::getline(in, line);) ++i;
-  ASSERT_NE(line.find("order id set to USR-85003"), std::string::npos) << line;
-  const std::string data = ::testing::TempDir() + "/eval_line95.jsonl";
-  std::ofstream(data) << line << "\n";
-  auto args_exact = [&](const std::string& flags) {
-    auto o = dloop_cmd("eval --data " + data + " --effort low --no-free --threads 1 --json " + flags);
-    EXPECT_EQ(o.code, 0) << o.err;
-    auto j = Json::parse(o.out);
-    if (!j.ok()) return -1.0;
-    const Json& r = j->find("results")->as_array()[0];
-    EXPECT_EQ(r.find("tool_choice")->as_double(), 1.0) << o.out;
-    return r.find("args_exact")->as_double();
-  };
-  EXPECT_EQ(args_exact("--no-key-check"), 0.0);
-  EXPECT_EQ(args_exact(""), 1.0);
+  const std::string data = heldout_line_file(95, "order id set to USR-85003");
+  ASSERT_FALSE(data.empty());
+  EXPECT_EQ(one_call_args_exact(data, "--no-key-check"), 0.0);
+  EXPECT_EQ(one_call_args_exact(data, ""), 1.0);
 }
 
 TEST(Eval, MalformedDataNamesTheLine) {
