@@ -20,6 +20,7 @@
 #include <string_view>
 
 #include "infiller_impl.h"
+#include "logits.h"
 
 namespace dloop::engine::toolcall {
 
@@ -154,11 +155,7 @@ base::Status Infiller::pass() {
   auto t1 = Clock::now();
   lse_.assign(rows_.size(), 0);
   for (size_t r = 0; r < rows_.size(); ++r) {
-    const float* l = logits_.data() + r * V;
-    double mx = -INFINITY, s = 0;
-    for (size_t v = 0; v < V; ++v) if (static_cast<int32_t>(v) != ctx_.vocab.mask) mx = std::max(mx, static_cast<double>(l[v]));
-    for (size_t v = 0; v < V; ++v) if (static_cast<int32_t>(v) != ctx_.vocab.mask) s += std::exp(static_cast<double>(l[v]) - mx);
-    lse_[r] = mx + std::log(s);
+    lse_[r] = log_sum_exp_except(logits_.data() + r * V, V, ctx_.vocab.mask);
   }
   commit_slots();
   // Choices: the best candidate by mean log-probability of its tokens at the region's positions.

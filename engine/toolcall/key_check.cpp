@@ -1,5 +1,6 @@
 // The key check; see key_check.h and docs/tool-calls.md "Key check".
 #include "key_check.h"
+#include "logits.h"
 
 #include <algorithm>
 #include <chrono>
@@ -134,10 +135,7 @@ base::Result<KeyCheckResult> check_keys(const InfillContext& ctx, std::span<cons
     double score = 0;  // log-probability of the key tokens (the mask token excluded)
     for (size_t k = 0; k < rows.size(); ++k) {
       const float* l = logits.data() + k * V;
-      double mx = -INFINITY, s = 0;
-      for (size_t v = 0; v < V; ++v) if (static_cast<int32_t>(v) != ctx.vocab.mask) mx = std::max(mx, static_cast<double>(l[v]));
-      for (size_t v = 0; v < V; ++v) if (static_cast<int32_t>(v) != ctx.vocab.mask) s += std::exp(static_cast<double>(l[v]) - mx);
-      score += static_cast<double>(l[r.tokens[r.key_positions[k]]]) - (mx + std::log(s));
+      score += static_cast<double>(l[r.tokens[r.key_positions[k]]]) - log_sum_exp_except(l, V, ctx.vocab.mask);
     }
     if (score > best_score) {  // ties keep the earlier assignment (the decoded one first)
       best_score = score;

@@ -11,6 +11,7 @@
 #include "dloop/engine/tool_call.h"
 #include "infiller.h"
 #include "key_check.h"
+#include "logits.h"
 #include "schema_support.h"
 
 namespace dloop::engine {
@@ -53,10 +54,7 @@ struct Row {
   double logp(int32_t t) const { return static_cast<double>(l[t]) - lse; }
 };
 Row make_row(const float* l, int64_t V, int32_t mask) {
-  double mx = -INFINITY, s = 0;
-  for (int64_t v = 0; v < V; ++v) if (v != mask) mx = std::max(mx, static_cast<double>(l[v]));
-  for (int64_t v = 0; v < V; ++v) if (v != mask) s += std::exp(static_cast<double>(l[v]) - mx);
-  return {l, mx + std::log(s)};
+  return {l, toolcall::log_sum_exp_except(l, static_cast<size_t>(V), mask)};
 }
 
 // The JSON of an infilled answer: the text without the markers written as plain text (when the
