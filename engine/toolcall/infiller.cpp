@@ -21,6 +21,7 @@
 
 #include "infiller_impl.h"
 #include "logits.h"
+#include "spans.h"
 
 namespace dloop::engine::toolcall {
 
@@ -411,15 +412,6 @@ void Infiller::finalize_slot(size_t i) {
 
 namespace {
 
-// Where a copied value may start and end in the prompt's text: after or before whitespace,
-// quotes, brackets and separators, or before sentence punctuation that ends a word.
-bool separator(char c) { return std::isspace(static_cast<unsigned char>(c)) || std::strchr("\"'`()[]{}<>,;:=|", c); }
-bool span_start(std::string_view text, size_t i) { return i == 0 || separator(text[i - 1]); }
-bool span_end(std::string_view text, size_t j) {
-  if (j == text.size() || separator(text[j])) return true;
-  return std::strchr(".?!", text[j]) && (j + 1 == text.size() || separator(text[j + 1]));
-}
-
 // Levenshtein distance of a and b, or limit + 1 once it is certainly above limit.
 size_t edit_distance(std::string_view a, std::string_view b, size_t limit) {
   if ((a.size() > b.size() ? a.size() - b.size() : b.size() - a.size()) > limit) return limit + 1;
@@ -438,21 +430,6 @@ size_t edit_distance(std::string_view a, std::string_view b, size_t limit) {
   return prev[b.size()];
 }
 
-// A JSON number as the number slot writes it: -?digits(.digits)?, no leading zero before digits.
-bool plain_number(std::string_view t, bool integer) {
-  if (!t.empty() && t[0] == '-') t.remove_prefix(1);
-  const size_t dot = t.find('.');
-  const std::string_view whole = t.substr(0, dot);
-  if (whole.empty() || (whole.size() > 1 && whole[0] == '0')) return false;
-  auto digits = [](std::string_view d) {
-    return std::all_of(d.begin(), d.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; });
-  };
-  if (!digits(whole)) return false;
-  if (dot == std::string_view::npos) return true;
-  const std::string_view frac = t.substr(dot + 1);
-  return !integer && !frac.empty() && digits(frac);
-}
-
 }  // namespace
 
 // Spans of the prompt's text nearest to `value` (at most 2 edits, 1 below 12 characters, none
@@ -468,11 +445,11 @@ std::vector<std::string> Infiller::near_spans(const Slot& s, const std::string& 
   const size_t limit = value.size() >= 12 ? 2 : 1;
   size_t best = limit + 1;
   for (size_t i = 0; i < text.size(); ++i) {
-    if (separator(text[i]) || !span_start(text, i)) continue;
+    if (span_separator(text[i]) || !span_start(text, i)) continue;
     for (size_t len = value.size() > limit ? value.size() - limit : 1; len <= value.size() + limit; ++len) {
       const size_t j = i + len;
       if (j > text.size()) break;
-      if (separator(text[j - 1]) || !span_end(text, j)) continue;
+      if (span_separator(text[j - 1]) || !span_end(text, j)) continue;
       const std::string_view span(text.data() + i, len);
       bool clean = true;
       for (char c : span) {
@@ -506,26 +483,8 @@ const std::string& Infiller::prompt_text() {
 // ChatML turn (after `<|im_start|>` and its role line, up to `<|im_end|>`) whose role is not
 // `system`, joined by newlines. A prompt without ChatML markers is used whole.
 const std::string& Infiller::ground_text() {
-  if (ground_built_) return ground_text_;
+  if (!ground_built_) ground_text_ = conversation_text(prompt_text());
   ground_built_ = true;
-  const std::string& text = prompt_text();
-  static constexpr std::string_view kStart = "<|im_start|>", kEnd = "<|im_end|>";
-  if (text.find(kStart) == std::string::npos) {
-    ground_text_ = text;
-    return ground_text_;
-  }
-  for (size_t at = text.find(kStart); at != std::string::npos;) {
-    const size_t body = at + kStart.size();
-    const size_t next = text.find(kStart, body);
-    std::string_view turn(text.data() + body, (next == std::string::npos ? text.size() : next) - body);
-    if (const size_t end = turn.find(kEnd); end != std::string_view::npos) turn = turn.substr(0, end);
-    const size_t role_end = turn.find('\n');
-    if (!turn.starts_with("system") && role_end != std::string_view::npos) {
-      ground_text_ += '\n';
-      ground_text_ += turn.substr(role_end + 1);
-    }
-    at = next;
-  }
   return ground_text_;
 }
 
@@ -552,7 +511,7 @@ void Infiller::ground(const Slot& s, std::span<const int32_t> before, std::vecto
   const std::string& text = ground_text();
   std::vector<size_t> starts;  // where the value without its trailing spaces occurs at a word start
   for (size_t at = 0; at < text.size(); ++at) {
-    if (separator(text[at]) || !span_start(text, at)) continue;
+    if (span_separator(text[at]) || !span_start(text, at)) continue;
     if (text.compare(at, v.size(), v) == 0) starts.push_back(at);
   }
   if (starts.empty()) return;

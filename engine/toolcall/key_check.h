@@ -40,4 +40,31 @@ struct KeyCheckResult {
 base::Result<KeyCheckResult> check_keys(const InfillContext& ctx, std::span<const int32_t> prompt,
                                         const KeyCheckSpec& spec, const base::Json& arguments);
 
+// The duplicate check, run before the key check: when two or more of those members hold the same
+// value (a value written under a second key, where the request's own value for that key was
+// missed), each of them in turn gets the value the model picks for it among the short spans of
+// the conversation (spans.h: 1 to kDuplicateSpanWords words) that no other member holds and the
+// schema accepts, in one pass with the rest of the call written out (a literal choice, as for an
+// enum); then the call as decoded and each call with one member replaced are scored by the key
+// check's reverse question, and the best is kept (ties keep the call as decoded). With
+// with_assignments (the key check is on, and at most kMaxKeyCheckValues such members), every
+// assignment of each of those calls' values to their keys is scored too, which does the key
+// check's work (DuplicateCheckResult::assigned).
+constexpr size_t kDuplicateSpanWords = 3;
+constexpr size_t kDuplicateSpanBytes = 64;
+
+struct DuplicateCheckResult {
+  base::Json arguments;   // the arguments given, or with duplicated values replaced
+  bool changed = false;   // a value was replaced
+  int candidates = 0;     // calls scored by the reverse question (0: no duplicates, or no spans)
+  bool assigned = false;  // the candidates included every assignment of the values to their keys
+                          // (with at most kMaxKeyCheckValues members): the key check is done
+  int64_t forward_passes = 0;
+  double forward_ms = 0;
+};
+
+base::Result<DuplicateCheckResult> check_duplicates(const InfillContext& ctx, std::span<const int32_t> prompt,
+                                                    const KeyCheckSpec& spec, const base::Json& arguments,
+                                                    bool with_assignments = true);
+
 }  // namespace dloop::engine::toolcall

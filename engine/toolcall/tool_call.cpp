@@ -272,14 +272,28 @@ base::Result<ToolCallResult> Engine::run_tool_call(const ToolCallRequest& reques
                                   valid.message() + " in " + filled.text);
     }
     base::Json arguments = *args;
-    if (request.key_check.value_or(preset.key_check)) {
+    const bool key_check = request.key_check.value_or(preset.key_check);
+    if (key_check || request.duplicate_check.value_or(false)) {
       toolcall::KeyCheckSpec ks{spec.prefix, spec.suffix, &tool.schema, request.answer_length};
-      DLOOP_ASSIGN_OR_RETURN(toolcall::KeyCheckResult kc, toolcall::check_keys(ctx, prompt, ks, arguments));
-      r.forward_passes += kc.forward_passes;
-      r.timings.forward_ms += kc.forward_ms;
-      r.key_check_assignments = kc.assignments;
-      r.keys_reassigned = kc.changed;
-      arguments = std::move(kc.arguments);
+      bool assigned = false;  // the duplicate check scored every assignment already
+      if (request.duplicate_check.value_or(key_check)) {
+        DLOOP_ASSIGN_OR_RETURN(toolcall::DuplicateCheckResult dc,
+                               toolcall::check_duplicates(ctx, prompt, ks, arguments, key_check));
+        r.forward_passes += dc.forward_passes;
+        r.timings.forward_ms += dc.forward_ms;
+        r.duplicate_check_candidates = dc.candidates;
+        r.values_replaced = dc.changed;
+        assigned = dc.assigned;
+        arguments = std::move(dc.arguments);
+      }
+      if (key_check && !assigned) {
+        DLOOP_ASSIGN_OR_RETURN(toolcall::KeyCheckResult kc, toolcall::check_keys(ctx, prompt, ks, arguments));
+        r.forward_passes += kc.forward_passes;
+        r.timings.forward_ms += kc.forward_ms;
+        r.key_check_assignments = kc.assignments;
+        r.keys_reassigned = kc.changed;
+        arguments = std::move(kc.arguments);
+      }
     }
     r.is_call = true;
     r.name = tool.def->name;

@@ -126,6 +126,8 @@ int cmd_eval(const std::vector<std::string>& args) {
                            "(rows grounded-EFFORT; docs/tool-calls.md \"Grounded values\")"})
       .flag({"no-key-check", "", "schema-guided decoding keeps the values under the keys infilling wrote them "
                                  "(docs/tool-calls.md \"Key check\"; default: the effort's preset)"})
+      .flag({"no-duplicate-check", "", "schema-guided decoding keeps a value written under two keys "
+                                       "(docs/tool-calls.md \"Duplicate check\"; default: on with the key check)"})
       .flag({"no-free", "", "skip free decoding"})
       .flag({"threads", "N", "compute threads", false, "physical cores"})
       .flag({"verbose", "", "print every miss"})
@@ -192,6 +194,7 @@ int cmd_eval(const std::vector<std::string>& args) {
       r.copy_repair = !a->has("no-copy-repair");
       r.ground_values = a->has("ground");
       if (a->has("no-key-check")) r.key_check = false;
+      if (a->has("no-duplicate-check")) r.duplicate_check = false;
       auto res = e.tool_call(r);
       if (!res.ok()) return res.status();
       return Decoded{res->is_call, res->is_call, res->name, res->arguments_json,

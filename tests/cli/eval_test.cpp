@@ -96,6 +96,16 @@ TEST(Eval, TheKeyCheckPutsSwappedValuesBack) {
   EXPECT_EQ(one_call_args_exact(data, ""), 1.0);
 }
 
+// Held-out line 72, grounded: infilling writes the order id under city too; the duplicate check
+// gives city the span the model reads best ("Brisbane") and the call comes out exact.
+// (Model-dependent, like the two tests above.)
+TEST(Eval, TheDuplicateCheckReplacesARepeatedValue) {
+  const std::string data = heldout_line_file(72, "city Brisbane");
+  ASSERT_FALSE(data.empty());
+  EXPECT_EQ(one_call_args_exact(data, "--ground --no-duplicate-check"), 0.0);
+  EXPECT_EQ(one_call_args_exact(data, "--ground"), 1.0);
+}
+
 TEST(Eval, MalformedDataNamesTheLine) {
   const std::string path = testing::TempDir() + "/eval_bad.jsonl";
   {

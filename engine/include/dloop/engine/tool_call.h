@@ -83,6 +83,11 @@ struct ToolCallRequest {
   // among their keys by the model's reading of the keys given the values (docs/tool-calls.md "Key
   // check"): one forward pass per assignment the schema accepts. Unset: the effort preset's.
   std::optional<bool> key_check;
+  // Before the key check, top-level string and number members that hold the same value get, in
+  // turn, the span of the conversation the model picks for them, and the call is kept as decoded
+  // or with one replaced by the same reverse question (docs/tool-calls.md "Duplicate check"): a
+  // few passes, only when values repeat. Unset: on wherever the key check is.
+  std::optional<bool> duplicate_check;
 };
 
 struct ToolCallResult {
@@ -100,8 +105,11 @@ struct ToolCallResult {
   int64_t steps = 0;
   int64_t string_slot_tokens = 0;      // the string slot width it decoded with (string_slot_tokens())
   int64_t forward_passes = 0;           // all of them, the key check's included
-  int key_check_assignments = 0;        // assignments the key check scored (0: it did not apply)
+  int key_check_assignments = 0;        // assignments the key check scored (0: it did not apply,
+                                        // or the duplicate check scored them)
   bool keys_reassigned = false;         // the key check moved values among keys
+  int duplicate_check_candidates = 0;   // calls the duplicate check scored (0: no repeated values)
+  bool values_replaced = false;         // the duplicate check changed the call
   Timings timings;
   ForwardStats forward_stats;          // rows computed vs full passes, prompt rows reused
 };

@@ -1,0 +1,35 @@
+// Spans of the conversation: where a value copied from what the user or a tool said may start and
+// end, the conversation's text without the system turn (which holds the tool schemas), and the
+// list of its short spans. Shared by copy repair and grounding (infiller.cpp) and the duplicate
+// check (key_check.cpp). Pure functions, thread-safe.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace dloop::engine::toolcall {
+
+// Whitespace, quotes, brackets and separators: a copied value starts after and ends before one.
+bool span_separator(char c);
+// Whether a span of `text` may start at byte i / end before byte j: after or before a separator,
+// or before sentence punctuation (.?!) that ends a word.
+bool span_start(std::string_view text, size_t i);
+bool span_end(std::string_view text, size_t j);
+
+// A JSON number as a number slot writes it: -?digits(.digits)?, no leading zero before digits
+// (an integer slot: no fraction).
+bool plain_number(std::string_view t, bool integer);
+
+// The text of each ChatML turn of `prompt_text` (after `<|im_start|>` and its role line, up to
+// `<|im_end|>`) whose role is not `system`, each after a newline; the whole text when it has no
+// ChatML markers.
+std::string conversation_text(std::string_view prompt_text);
+
+// The distinct spans of `text` of 1 to max_words words (separated by single spaces, no line
+// breaks) that start and end at word boundaries and do not end in `.?!,;:`, at most max_bytes
+// long; shorter spans (fewer words) first, then in order of appearance.
+std::vector<std::string> conversation_spans(std::string_view text, size_t max_words, size_t max_bytes);
+
+}  // namespace dloop::engine::toolcall
