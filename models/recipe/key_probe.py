@@ -10,7 +10,10 @@ assignment scores best under each. The figures of docs/tool-calls.md "Key check"
     /usr/bin/python3 models/recipe/key_probe.py --gguf models/default.gguf --ckpt $WORK/final.pt \\
         --tokenizer $WORK/tokenizer.json
 
-(--ckpt: any checkpoint of the model's shape, for its config; the weights are the GGUF file's).
+(--ckpt: any checkpoint of the model's shape, for its config; the weights are the GGUF file's). With
+--duplicates it asks the duplicate check's question instead (docs/tool-calls.md "Duplicate check"): for each ordered
+pair of same-type keys (a, b) of those calls, the gold call against the call with a's value replaced by b's, scored
+with the keys masked ("k") and with the values masked ("v"); reported: how often the gold call scores higher.
 """
 import argparse
 import itertools
@@ -74,6 +77,7 @@ def main():
                                                    "../../tests/data/toolcall/heldout.jsonl"))
     ap.add_argument("--resp-len", type=int, default=96)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--duplicates", action="store_true", help="gold call against a value repeated under two keys")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     model, tok = load_model(a.ckpt), Tokenizer.load(a.tokenizer)
@@ -95,6 +99,21 @@ def main():
         conv = {"system": msgs[0]["content"] if msgs and msgs[0]["role"] == "system" else "",
                 "tools": turn["tools"], "messages": [m for m in msgs if m["role"] != "system"]}
         prompt = tok.encode(chat_format.render_prompt(conv, len(conv["messages"])))
+        if a.duplicates:
+            gold_scores = {}
+            for a_key, b_key in itertools.permutations(keys, 2):
+                if type(args[a_key]) is not type(args[b_key]):
+                    continue
+                bad = dict(args)
+                bad[a_key] = args[b_key]
+                calls += 1
+                for which in ("k", "v"):
+                    if which not in gold_scores:
+                        ids, tags = canvas(tok, prompt, gold, a.resp_len)
+                        gold_scores[which] = score(model, ids, tags, which)
+                    ids, tags = canvas(tok, prompt, {"name": gold["name"], "arguments": bad}, a.resp_len)
+                    right[which] += gold_scores[which] > score(model, ids, tags, which)
+            continue
         assignments = []
         for perm in itertools.permutations(keys):
             if any(type(args[k]) is not type(args[p]) for k, p in zip(keys, perm)):
@@ -112,6 +131,11 @@ def main():
                 ids, tags = canvas(tok, prompt, call, a.resp_len)
                 scores.append((score(model, ids, tags, which), is_gold))
             right[which] += max(scores, key=lambda s: s[0])[1]
+    if a.duplicates:
+        print("pairs (gold call, one value repeated under another key):", calls)
+        for which, name in (("k", "keys masked, values given"), ("v", "values masked, keys given")):
+            print("  %-28s gold call scores higher in %5.1f%%" % (name, 100.0 * right[which] / max(calls, 1)))
+        return
     print("calls with 2+ values from the request:", calls)
     for which, name in (("k", "keys masked, values given"), ("v", "values masked, keys given"),
                         ("kv", "both masked")):
