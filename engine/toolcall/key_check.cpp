@@ -1,4 +1,5 @@
-// The key check; see key_check.h and docs/tool-calls.md "Key check".
+// The key check and the duplicate check; see key_check.h and docs/tool-calls.md "Key check",
+// "Duplicate check".
 #include "key_check.h"
 
 #include <algorithm>
