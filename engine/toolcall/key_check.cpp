@@ -30,6 +30,31 @@ struct Rendered {
   bool ok = true;
 };
 
+// The arguments as both checks write them: `{"key": value, ...}`, values in Python style, ", "
+// between members; with the byte ranges (in text) of each member's key name (inside its quotes)
+// and of its value.
+struct ArgumentsText {
+  std::string text;
+  std::vector<std::pair<size_t, size_t>> keys;
+  std::vector<std::pair<size_t, size_t>> values;
+};
+
+ArgumentsText write_arguments(const base::Json& args) {
+  ArgumentsText out;
+  out.text = "{";
+  for (const auto& [key, value] : args.as_object()) {
+    if (out.text.size() > 1) out.text += ", ";
+    const std::string quoted = base::json_quote(key);
+    out.keys.emplace_back(out.text.size() + 1, out.text.size() + quoted.size() - 1);
+    out.text += quoted + ": ";
+    const size_t value_at = out.text.size();
+    out.text += value.dump(base::Json::Style::kPython);
+    out.values.emplace_back(value_at, out.text.size());
+  }
+  out.text += "}";
+  return out;
+}
+
 Rendered render(const InfillContext& ctx, const KeyCheckSpec& spec, const base::Json& args) {
   Rendered out;
   std::string text;
@@ -62,16 +87,9 @@ Rendered render(const InfillContext& ctx, const KeyCheckSpec& spec, const base::
     }
   };
   for (const FixedPiece& p : spec.prefix) piece(p);
-  text += "{";
-  bool first = true;
-  for (const auto& [key, value] : args.as_object()) {
-    if (!first) text += ", ";
-    first = false;
-    const std::string quoted = base::json_quote(key);
-    keys.emplace_back(text.size() + 1, text.size() + quoted.size() - 1);
-    text += quoted + ": " + value.dump(base::Json::Style::kPython);
-  }
-  text += "}";
+  const ArgumentsText written = write_arguments(args);
+  for (const auto& [b, e] : written.keys) keys.emplace_back(text.size() + b, text.size() + e);
+  text += written.text;
   for (const FixedPiece& p : spec.suffix) piece(p);
   flush();
   return out;
@@ -165,16 +183,9 @@ base::Result<Scored> best_by_keys(const InfillContext& ctx, std::span<const int3
 
 // The text of the call's arguments before and after member `at`'s value, as render() writes them.
 std::pair<std::string, std::string> around_member(const base::Json& args, size_t at) {
-  std::string before = "{", after;
-  const base::Json::Object& members = args.as_object();
-  for (size_t i = 0; i < members.size(); ++i) {
-    std::string& out = i <= at ? before : after;
-    if (i > 0) out += ", ";
-    out += base::json_quote(members[i].first) + ": ";
-    if (i != at) out += members[i].second.dump(base::Json::Style::kPython);
-  }
-  after += "}";
-  return {before, after};
+  const ArgumentsText written = write_arguments(args);
+  const auto [b, e] = written.values.at(at);
+  return {written.text.substr(0, b), written.text.substr(e)};
 }
 
 // The value the model picks for member `at` among `values` (the rest of the call written out),
