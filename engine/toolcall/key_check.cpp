@@ -41,12 +41,13 @@ struct ArgumentsText {
 
 ArgumentsText write_arguments(const base::Json& args) {
   ArgumentsText out;
-  out.text = "{";
+  out.text.push_back('{');  // (a string literal assignment here trips GCC 12's -Wrestrict)
   for (const auto& [key, value] : args.as_object()) {
     if (out.text.size() > 1) out.text += ", ";
     const std::string quoted = base::json_quote(key);
     out.keys.emplace_back(out.text.size() + 1, out.text.size() + quoted.size() - 1);
-    out.text += quoted + ": ";
+    out.text += quoted;
+    out.text += ": ";
     const size_t value_at = out.text.size();
     out.text += value.dump(base::Json::Style::kPython);
     out.values.emplace_back(value_at, out.text.size());
