@@ -30,6 +30,7 @@ from bpe import Tokenizer  # noqa: E402
 from model import LLaDA, Config, mimetic_init  # noqa: E402
 
 EOT_ID, MASK_ID = 0, 3
+IM_START_ID, IM_END_ID, TOOL_CALL_ID = 1, 2, 4
 
 
 def slotted_call_ids(tok, call, string_width=24, number_width=12, slots=None):
@@ -222,6 +223,31 @@ def value_rows(examples, ids, L, frac, gen):
     return out if any_row else None
 
 
+def request_rows(examples, ids, L, frac, gen, user_head):
+    """(B, L) bool: in the tool-call rows chosen (with probability frac), the tokens of the last user message's
+    content, which those rows mask instead of the answer (the call given, the request asked for: what in a request
+    states each argument), or None when no row is chosen. user_head: the ids of "<|im_start|>user\n"."""
+    pick = torch.rand(len(ids), generator=gen) < frac
+    out = torch.zeros(len(ids), L, dtype=torch.bool)
+    any_row = False
+    n = len(user_head)
+    for b, i in enumerate(ids):
+        prompt, answer = examples[i][0], examples[i][1]
+        if not pick[b] or not answer or answer[0] != TOOL_CALL_ID:
+            continue
+        starts = [j for j in range(len(prompt) - n + 1) if prompt[j:j + n] == user_head]
+        if not starts:
+            continue
+        begin = starts[-1] + n
+        end = begin
+        while end < len(prompt) and prompt[end] != IM_END_ID:
+            end += 1
+        if end > begin:
+            out[b, begin:end] = True
+            any_row = True
+    return out if any_row else None
+
+
 def diffusion_loss(model, tokens, plen, tlen, resp_len, gen, eps=1e-3, weighting="inv_t", tok_w=None,
                    whole=False, only=None):
     """LLaDA SFT loss (weighting inv_t) or the plain mean CE over masked tokens (weighting mean), and the
@@ -316,6 +342,9 @@ def main():
     ap.add_argument("--value-mask", type=float, default=0.0,
                     help="fraction of the slotted answers (--slot-frac) masked only in their value slots, the call's "
                          "skeleton given, as the schema-guided decoder queries the model (default 0)")
+    ap.add_argument("--request-mask", type=float, default=0.0,
+                    help="fraction of the tool-call rows that mask the last user message instead of the answer "
+                         "(the call given, the request predicted; default 0)")
     ap.add_argument("--curriculum", type=float, default=0.0,
                     help="fraction of the time budget trained on short prompts first (default 0: none)")
     ap.add_argument("--lm-mix", type=float, default=0.0,
@@ -329,10 +358,13 @@ def main():
     ap.add_argument("--init", help="start from the weights of this checkpoint (train.py or copy_toy.py --save) "
                                    "instead of a random initialisation; ignored when WORK/ckpt.pt resumes a run")
     args = ap.parse_args()
+    if args.value_mask > 0 and args.request_mask > 0:
+        ap.error("--value-mask and --request-mask choose the masked positions of a row: use one")
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
     os.makedirs(args.work, exist_ok=True)
     tok = Tokenizer.load(args.tokenizer)
+    user_head = [IM_START_ID] + tok.encode("user\n")
     examples = load_examples(args, tok)
     cfg = Config(vocab=len(tok.tokens), dim=args.dim, layers=args.layers, heads=args.heads, ffn=args.ffn, tie=args.tie)
     model = LLaDA(cfg)
@@ -404,6 +436,9 @@ def main():
         if args.value_mask > 0 and not whole:
             only = value_rows(examples, ids, tokens.shape[1], args.value_mask,
                               torch.Generator().manual_seed(args.seed * 104729 + step))
+        if args.request_mask > 0 and not whole:
+            only = request_rows(examples, ids, tokens.shape[1], args.request_mask,
+                                torch.Generator().manual_seed(args.seed * 130363 + step), user_head)
         t0 = time.time()
         with torch.autocast(torch.device(args.device).type, dtype=torch.bfloat16, enabled=args.bf16):
             loss, ce, _ = diffusion_loss(model, tokens, plen, tlen, args.resp_len, gen, weighting=args.loss,
