@@ -63,6 +63,15 @@ def render_prompt(conv, upto):
     return text + IM_START + "assistant\n"
 
 
+def heldout_prompt(turn):
+    """The prompt of a held-out turn (tests/data/toolcall/heldout.jsonl: messages with an optional leading system
+    message, tools): everything before the turn's assistant message, as the engine renders it."""
+    msgs = turn["messages"]
+    conv = {"system": msgs[0]["content"] if msgs and msgs[0]["role"] == "system" else "",
+            "tools": turn["tools"], "messages": [m for m in msgs if m["role"] != "system"]}
+    return render_prompt(conv, len(conv["messages"]))
+
+
 def render_conversation(conv):
     text = render_system(conv.get("system", ""), conv.get("tools", []))
     return text + "".join(render_message(m) for m in conv["messages"])

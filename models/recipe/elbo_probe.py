@@ -75,10 +75,7 @@ def main():
         gold = json.loads(m.group(2))
         got = {"name": m.group(3), "arguments": json.loads(m.group(4))}
         turn = json.loads(turns[line - 1])
-        msgs = turn["messages"]
-        conv = {"system": msgs[0]["content"] if msgs and msgs[0]["role"] == "system" else "",
-                "tools": turn["tools"], "messages": [x for x in msgs if x["role"] != "system"]}
-        prompt = tok.encode(chat_format.render_prompt(conv, len(conv["messages"])))
+        prompt = tok.encode(chat_format.heldout_prompt(turn))
         ga, ba = answer_ids(tok, gold), answer_ids(tok, got)
         n = max(96, len(ga), len(ba))
         ga += [EOT_ID] * (n - len(ga))

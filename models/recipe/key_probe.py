@@ -95,10 +95,7 @@ def main():
                 if isinstance(v, (str, int, float)) and not isinstance(v, bool) and str(v) in user]
         if len(keys) < 2:
             continue
-        msgs = turn["messages"]
-        conv = {"system": msgs[0]["content"] if msgs and msgs[0]["role"] == "system" else "",
-                "tools": turn["tools"], "messages": [m for m in msgs if m["role"] != "system"]}
-        prompt = tok.encode(chat_format.render_prompt(conv, len(conv["messages"])))
+        prompt = tok.encode(chat_format.heldout_prompt(turn))
         if a.duplicates:
             gold_scores = {}
             for a_key, b_key in itertools.permutations(keys, 2):
