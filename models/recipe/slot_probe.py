@@ -10,7 +10,7 @@ every candidate). Every candidate fills the same positions, so a short value can
 Reported: arguments exact of the decoded calls, of the mean-field choice and of the bound choice.
 
     build/dloop eval --limit 120 --effort low --no-free --verbose > eval.txt
-    /usr/bin/python3 models/recipe/slot_probe.py --tokenizer $WORK/tokenizer.json --verbose-file eval.txt --row low
+    /usr/bin/python3 models/recipe/slot_probe.py --tokenizer $WORK/tokenizer.json --verbose-file eval.txt
 """
 import argparse
 import json
@@ -63,20 +63,16 @@ def candidates(turn, kind):
 
 def slot_layout(tok, call, member):
     """(ids, positions of `member`'s slot) of the call in the slotted layout, EOT-padded to 96 at least. The
-    layout is tokenised run by run, so the slots of the members before `member` are the same with or without it."""
+    layout is tokenised run by run, so the slots before `member` are the same with or without the members after it."""
     keys = list(call["arguments"])
     upto = keys[:keys.index(member)]
     before, through = [], []
-    slotted_call_ids(tok, {"name": call["name"], "arguments": {k: call["arguments"][k] for k in upto}},
-                     slots=before)
-    ids = slotted_call_ids(tok, call, slots=through)
-    rest = []
-    slotted_call_ids(tok, {"name": call["name"], "arguments": {k: call["arguments"][k] for k in upto + [member]}},
-                     slots=rest)
-    pos = rest[len(before):]
-    assert pos == through[len(before):len(rest)]
+    for part, slots in ((upto, before), (upto + [member], through)):
+        slotted_call_ids(tok, {"name": call["name"], "arguments": {k: call["arguments"][k] for k in part}},
+                         slots=slots)
+    ids = slotted_call_ids(tok, call)
     n = max(96, len(ids))
-    return ids + [EOT_ID] * (n - len(ids)), pos
+    return ids + [EOT_ID] * (n - len(ids)), through[len(before):]
 
 
 def score_members(model, tok, prompt, call, member, kind, turn, k, ts, gen, batch=16):
@@ -139,7 +135,7 @@ def main():
     ap.add_argument("--tokenizer", required=True)
     ap.add_argument("--data", default=os.path.join(HERE, "../../tests/data/toolcall/heldout.jsonl"))
     ap.add_argument("--verbose-file", required=True, help="the output of dloop eval --verbose")
-    ap.add_argument("--row", default="low", help="the eval row whose calls are re-decided")
+    ap.add_argument("--row", default="schema-guided-low", help="the eval row whose calls are re-decided")
     ap.add_argument("--limit", type=int, default=120)
     ap.add_argument("--k", type=int, default=4, help="candidates rescored by the bound")
     ap.add_argument("--samples", type=int, default=8, help="mask ratios of the bound")
@@ -147,7 +143,10 @@ def main():
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     r = GGUFReader(a.gguf)
-    c = Config(vocab=2560, dim=256, layers=6, heads=4, ffn=704, tie=True)
+    hp = {k.split(".", 1)[1]: v for k, v in r.kv.items() if k.startswith("llada.")}
+    c = Config(vocab=hp["vocab_size"], dim=hp["embedding_length"], layers=hp["block_count"],
+               heads=hp["attention.head_count"], ffn=hp["feed_forward_length"], rope_theta=hp["rope.freq_base"],
+               tie=True)
     model = LLaDA(c).eval()
     load_gguf_weights(model, r)
     tok = Tokenizer.load(a.tokenizer)
