@@ -136,6 +136,7 @@ std::vector<std::string> supported_architectures() {
 
 namespace {
 constexpr const char* kStringSlotKey = "dloop.tool_call.string_slot_tokens";
+constexpr const char* kMemberOrderKey = "dloop.tool_call.member_order";
 }  // namespace
 
 base::Result<std::unique_ptr<Model>> Model::load(std::shared_ptr<const GgufFile> file) {
@@ -153,6 +154,13 @@ base::Result<std::unique_ptr<Model>> Model::load(std::shared_ptr<const GgufFile>
         return base::invalid_argument(std::string(kStringSlotKey) + " must be an integer in [2, 1024]");
       }
       config.tool_call_string_slot = *slot;
+    }
+    if (file->has(kMemberOrderKey)) {
+      auto order = file->get_string(kMemberOrderKey);
+      if (!order.ok() || (*order != "schema" && *order != "mention")) {
+        return base::invalid_argument(std::string(kMemberOrderKey) + " must be the string \"schema\" or \"mention\"");
+      }
+      if (*order == "mention") config.tool_call_member_order = *order;
     }
     ModelWeights weights;
     detail::ArchLoader loader(*file, arch);

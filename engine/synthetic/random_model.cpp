@@ -143,6 +143,7 @@ base::Status write_random_model(const RandomModelSpec& s, const std::string& pat
   if (s.tool_call_string_slot > 0) {
     w.add_u32("dloop.tool_call.string_slot_tokens", static_cast<uint32_t>(s.tool_call_string_slot));
   }
+  if (!s.tool_call_member_order.empty()) w.add_string("dloop.tool_call.member_order", s.tool_call_member_order);
   add_vocab(w, s.n_vocab);
   uint64_t seed = s.seed * 1000003;
   auto matrix = [&](const std::string& name, int64_t rows, int64_t cols, DType type) {

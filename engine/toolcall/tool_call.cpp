@@ -12,6 +12,7 @@
 #include "infiller.h"
 #include "key_check.h"
 #include "logits.h"
+#include "member_order.h"
 #include "schema_support.h"
 
 namespace dloop::engine {
@@ -147,9 +148,19 @@ base::Result<ToolCallResult> Engine::run_tool_call(const ToolCallRequest& reques
   r.string_slot_tokens = string_slot_tokens(request, model_->config());
   std::vector<CompiledTool> tools;
   std::vector<base::Json> tool_json;
+  // A model trained on calls in mention order decodes its calls' members in that order; the prompt
+  // shows the schemas as given.
+  const bool by_mention = model_->config().tool_call_member_order == "mention" && !request.messages.empty();
+  const std::string mentions = by_mention ? toolcall::mention_text(request.messages) : std::string();
   for (size_t i = 0; i < request.tools.size(); ++i) {
     CompiledTool ct{&request.tools[i], {}};
-    DLOOP_RETURN_IF_ERROR(check_tool_schema(request.tools[i], i, &ct.schema));
+    if (by_mention) {
+      ToolDefinition ordered = request.tools[i];
+      ordered.parameters = toolcall::mention_ordered_schema(ordered.parameters, mentions);
+      DLOOP_RETURN_IF_ERROR(check_tool_schema(ordered, i, &ct.schema));
+    } else {
+      DLOOP_RETURN_IF_ERROR(check_tool_schema(request.tools[i], i, &ct.schema));
+    }
     tools.push_back(std::move(ct));
     base::Json j = base::Json::object();
     j.set("name", request.tools[i].name);

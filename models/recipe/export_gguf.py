@@ -55,7 +55,13 @@ def tensors_of(model):
     return out
 
 
-def add_hparams(w, c, ftype, context_length, string_slot=0):
+def trained_member_order(ckpt_path):
+    """The --member-order a train.py checkpoint was trained with ("schema" when it does not say)."""
+    ck = torch.load(ckpt_path, map_location="cpu")
+    return (ck.get("state", {}).get("args") or {}).get("member_order", "schema")
+
+
+def add_hparams(w, c, ftype, context_length, string_slot=0, member_order="schema"):
     head_dim = c.dim // c.heads
     w.add_string("general.name", "dloop-default")
     w.add_u32("general.file_type", FILE_TYPE[ftype])
@@ -72,6 +78,10 @@ def add_hparams(w, c, ftype, context_length, string_slot=0):
         # The string slot width the model was trained with (train.py --string-width); the engine's
         # tool calls use it unless a request sets string_slot_tokens.
         w.add_u32("dloop.tool_call.string_slot_tokens", string_slot)
+    if member_order != "schema":
+        # The order the model's tool calls list their arguments in (train.py --member-order); the engine's
+        # schema-guided decoder lays calls out the same way (docs/tool-calls.md "Member order").
+        w.add_string("dloop.tool_call.member_order", member_order)
     w.add_bool(ARCH + ".attention.causal", False)
     w.add_u32(ARCH + ".vocab_size", c.vocab)
     w.add_bool("diffusion.shift_logits", False)
@@ -95,10 +105,10 @@ def add_tokenizer(w, tok):
     w.add_string("tokenizer.chat_template", chat_format.CHAT_TEMPLATE)
 
 
-def export(model, tok, path, ftype="F16", context_length=1024, string_slot=0):
+def export(model, tok, path, ftype="F16", context_length=1024, string_slot=0, member_order="schema"):
     assert model.c.vocab == len(tok.tokens)
     w = GGUFWriter(path, ARCH)
-    add_hparams(w, model.c, ftype, context_length, string_slot)
+    add_hparams(w, model.c, ftype, context_length, string_slot, member_order)
     add_tokenizer(w, tok)
     for name, arr in tensors_of(model):
         w.add_tensor(name, arr, "F32" if arr.ndim == 1 else ftype)
@@ -180,9 +190,15 @@ def main():
     ap.add_argument("--string-slot", type=int, default=0,
                     help="write dloop.tool_call.string_slot_tokens: the train.py --string-width the model was "
                          "trained with (default 0: none, the engine then uses 24)")
+    ap.add_argument("--member-order", choices=["schema", "mention"],
+                    help="write dloop.tool_call.member_order (when not schema): the train.py --member-order the "
+                         "model was trained with (default: what the checkpoint records, else schema)")
     a = ap.parse_args()
     model, tok = load_model(a.ckpt), Tokenizer.load(a.tokenizer)
-    export(model, tok, a.out, a.type, a.context_length, a.string_slot)
+    order = a.member_order or trained_member_order(a.ckpt)
+    export(model, tok, a.out, a.type, a.context_length, a.string_slot, order)
+    if order != "schema":
+        print("member order:", order)
     print("wrote %s (%.1f MB)" % (a.out, os.path.getsize(a.out) / 1e6))
     check(model, tok, a.out, a.type)
 

@@ -91,13 +91,66 @@ def shuffled_call(msg, rng):
     return dict(msg, tool_call=dict(call, arguments={k: call["arguments"][k] for k in keys}))
 
 
-def build_examples(path, tok, resp_len, max_prompt, slot_frac=0.0, string_width=24, shuffle_keys=0.0):
+def _normalised(text):
+    """Lower-case ASCII letters, '_' and '-' as spaces: the text key names are looked up in (same length)."""
+    return "".join(" " if c in "_-" else c.lower() if "A" <= c <= "Z" else c for c in text)
+
+
+def _is_word_char(c):
+    return c.isascii() and c.isalnum()
+
+
+def first_mention(text, key):
+    """Offset of the first mention of the parameter name `key` in `text` (docs/tool-calls.md "Member order": both
+    normalised by _normalised, the mention bounded by non-alphanumeric ASCII characters or the ends), or -1."""
+    t, k = _normalised(text), _normalised(key)
+    if not k.strip(" "):
+        return -1
+    at = t.find(k)
+    while at >= 0:
+        end = at + len(k)
+        if (at == 0 or not _is_word_char(t[at - 1])) and (end == len(t) or not _is_word_char(t[end])):
+            return at
+        at = t.find(k, at + 1)
+    return -1
+
+
+def mention_text(messages):
+    """The text the member order reads: the contents of the last user message and of the tool results after it,
+    joined by newlines (earlier turns, the system message and assistant turns are not read)."""
+    last = max((j for j, m in enumerate(messages) if m["role"] == "user"), default=0)
+    return "\n".join(m.get("content") or "" for m in messages[last:] if m["role"] in ("user", "tool"))
+
+
+def mention_order(keys, text):
+    """keys (in the schema's order) sorted by their first mention in text; keys not mentioned follow, in the
+    schema's order."""
+    pos = [(first_mention(text, k), i, k) for i, k in enumerate(keys)]
+    return [k for p, i, k in sorted(pos, key=lambda x: (x[0] < 0, x[0], x[1]))]
+
+
+def mention_ordered_call(conv, i, msg):
+    """A copy of the assistant tool-call message conv["messages"][i] with the call's top-level arguments in the
+    member order --member-order mention trains (mention_order over the tool's schema properties)."""
+    call = msg["tool_call"]
+    tool = next((t for t in conv.get("tools", []) if t["name"] == call["name"]), None)
+    props = list(((tool or {}).get("parameters") or {}).get("properties", {}))
+    args = call.get("arguments", {})
+    props += [k for k in args if k not in props]
+    order = [k for k in mention_order(props, mention_text(conv["messages"][:i])) if k in args]
+    return dict(msg, tool_call=dict(call, arguments={k: args[k] for k in order}))
+
+
+def build_examples(path, tok, resp_len, max_prompt, slot_frac=0.0, string_width=24, shuffle_keys=0.0,
+                   member_order="schema"):
     """[(prompt ids, response ids padded to resp_len, value slot positions in the response)], dropping those that do
     not fit. A fraction slot_frac of the tool-call answers (chosen by a hash of the line and turn) is laid out as the
     decoder's canvas, when it fits; only those have value slot positions (the others an empty list). A fraction
     shuffle_keys of the tool-call answers (another hash) lists the arguments in a random order instead of the
-    schema's, so a value's place in the call says nothing about which value it is: only its key does."""
-    out, dropped, slotted, shuffled = [], 0, 0, 0
+    schema's, so a value's place in the call says nothing about which value it is: only its key does. With
+    member_order "mention" every tool call lists its arguments in the order the request mentions their names
+    (mention_ordered_call), as the decoder lays them out for a model exported with that order."""
+    out, dropped, slotted, shuffled, reordered = [], 0, 0, 0, 0
     with open(path) as f:
         for n, line in enumerate(f):
             conv = json.loads(line)
@@ -105,6 +158,10 @@ def build_examples(path, tok, resp_len, max_prompt, slot_frac=0.0, string_width=
                 if m["role"] != "assistant":
                     continue
                 pi = tok.encode(chat_format.render_prompt(conv, i))
+                if "tool_call" in m and member_order == "mention":
+                    mo = mention_ordered_call(conv, i, m)
+                    reordered += list(mo["tool_call"]["arguments"]) != list(m["tool_call"].get("arguments", {}))
+                    m = mo
                 if "tool_call" in m and shuffle_keys > 0:
                     rng = random.Random(n * 7919 + i * 31 + 5)
                     if rng.random() < shuffle_keys:
@@ -126,18 +183,21 @@ def build_examples(path, tok, resp_len, max_prompt, slot_frac=0.0, string_width=
         print("slotted answers", slotted, flush=True)
     if shuffle_keys:
         print("answers with shuffled keys", shuffled, flush=True)
+    if member_order == "mention":
+        print("answers whose arguments the mention order reorders", reordered, flush=True)
     return out, dropped
 
 
 def load_examples(args, tok):
     width = "" if args.string_width == 24 else "-w%d" % args.string_width
     width += "-k%g" % args.shuffle_keys if args.shuffle_keys else ""
+    width += "-mention" if args.member_order == "mention" else ""
     cache = os.path.join(args.work, "examples-r%d-p%d-s%g%s-v.pt" % (args.resp_len, args.max_prompt, args.slot_frac,
                                                                      width))
     if os.path.exists(cache):
         return torch.load(cache)
     ex, dropped = build_examples(os.path.join(args.data, "train.jsonl"), tok, args.resp_len, args.max_prompt,
-                                 args.slot_frac, args.string_width, args.shuffle_keys)
+                                 args.slot_frac, args.string_width, args.shuffle_keys, args.member_order)
     print("examples", len(ex), "dropped", dropped, flush=True)
     torch.save(ex, cache)
     return ex
@@ -336,6 +396,10 @@ def main():
     ap.add_argument("--string-width", type=int, default=24,
                     help="positions of a string value slot in the slotted answers (the decoder's string_slot_tokens; "
                          "export with the same --string-slot)")
+    ap.add_argument("--member-order", choices=["schema", "mention"], default="schema",
+                    help="the order of each tool call's arguments in the answers: the schema's (default), or by the "
+                         "first mention of each parameter name in the request (export writes "
+                         "dloop.tool_call.member_order and the decoder lays calls out the same way)")
     ap.add_argument("--shuffle-keys", type=float, default=0.0,
                     help="fraction of tool-call answers whose arguments are listed in a random key order instead of "
                          "the schema's (default 0)")

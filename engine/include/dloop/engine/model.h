@@ -40,6 +40,10 @@ struct ModelConfig {
   // dloop.tool_call.string_slot_tokens: the string slot width a model trained on the schema-guided
   // decoder's canvas was trained with (the bundled model's recipe writes it); 0 when absent.
   int64_t tool_call_string_slot = 0;
+  // dloop.tool_call.member_order: "mention" when the model was trained on tool calls whose
+  // arguments follow the order the request mentions their names (the decoder then lays calls out
+  // that way, docs/tool-calls.md "Member order"); empty (the schema's order) when absent or "schema".
+  std::string tool_call_member_order;
 };
 
 struct LayerWeights {

@@ -28,6 +28,7 @@ struct RandomModelSpec {
   kernels::DType type = kernels::DType::kF32;  // F32, F16, BF16 or Q8_0 for the matrices
   uint64_t seed = 1;
   int64_t tool_call_string_slot = 0;  // > 0: written as dloop.tool_call.string_slot_tokens
+  std::string tool_call_member_order;  // non-empty: written as dloop.tool_call.member_order
 
   int64_t n_params() const;
 };
