@@ -2,29 +2,21 @@
 // with "mention" the decoder writes a call's top-level arguments in the order the request mentions
 // their names, without it in the schema's order; the prompt shows the schema as given.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cstdio>
 
 #include "dloop/engine/engine.h"
 #include "dloop/engine/random_model.h"
 #include "dloop/engine/tool_call.h"
+#include "small_model.h"
 
 namespace dloop::engine {
 namespace {
 
 std::string write_model(const std::string& order, const std::string& tag) {
-  RandomModelSpec spec;
-  spec.n_layer = 1;
-  spec.n_embd = 64;
-  spec.n_head = spec.n_head_kv = 4;
-  spec.n_ff = 128;
-  spec.n_vocab = 512;
-  spec.n_ctx = 2048;
+  RandomModelSpec spec = small_model_spec(2048);
   spec.tool_call_member_order = order;
-  const std::string path = testing::TempDir() + "/order-" + tag + "-" + std::to_string(getpid()) + ".gguf";
-  EXPECT_TRUE(write_random_model(spec, path).ok());
-  return path;
+  return write_small_model(spec, "order-" + tag);
 }
 
 ToolCallRequest request() {
@@ -44,32 +36,34 @@ std::vector<std::string> keys_of(const base::Json& args) {
   return out;
 }
 
-TEST(MemberOrder, MentionOrderLaysTheCallOutAsTheRequestNamesItsParameters) {
-  const std::string path = write_model("mention", "mention");
+// Opens a model with dloop.tool_call.member_order = order ("" for none), checks what the config
+// read, and decodes request() with it.
+ToolCallResult decode_with(const std::string& order, const std::string& config_order) {
+  const std::string path = write_model(order, order.empty() ? "none" : order);
   auto e = Engine::open({path, 1, {}});
   std::remove(path.c_str());
-  ASSERT_TRUE(e.ok()) << e.status().message();
-  EXPECT_EQ((*e)->model().config().tool_call_member_order, "mention");
+  EXPECT_TRUE(e.ok()) << e.status().message();
+  if (!e.ok()) return {};
+  EXPECT_EQ((*e)->model().config().tool_call_member_order, config_order);
   auto r = (*e)->tool_call(request());
-  ASSERT_TRUE(r.ok()) << r.status().message();
-  ASSERT_TRUE(r->is_call);
-  EXPECT_EQ(keys_of(r->arguments_json), (std::vector<std::string>{"beta", "gamma", "alpha", "delta"}));
-  EXPECT_EQ(r->arguments.find("{\"beta\": "), 0u) << r->arguments;
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  return r.ok() ? *r : ToolCallResult{};
+}
+
+TEST(MemberOrder, MentionOrderLaysTheCallOutAsTheRequestNamesItsParameters) {
+  const ToolCallResult r = decode_with("mention", "mention");
+  ASSERT_TRUE(r.is_call);
+  EXPECT_EQ(keys_of(r.arguments_json), (std::vector<std::string>{"beta", "gamma", "alpha", "delta"}));
+  EXPECT_EQ(r.arguments.find("{\"beta\": "), 0u) << r.arguments;
   // The prompt lists the schema in its own order.
-  EXPECT_NE(r->prompt_text.find("\"alpha\": {\"type\": \"boolean\"}, \"beta\""), std::string::npos) << r->prompt_text;
+  EXPECT_NE(r.prompt_text.find("\"alpha\": {\"type\": \"boolean\"}, \"beta\""), std::string::npos) << r.prompt_text;
 }
 
 TEST(MemberOrder, WithoutTheKeyOrWithSchemaTheSchemasOrder) {
   for (const std::string order : {"", "schema"}) {
-    const std::string path = write_model(order, "schema" + order);
-    auto e = Engine::open({path, 1, {}});
-    std::remove(path.c_str());
-    ASSERT_TRUE(e.ok()) << e.status().message();
-    EXPECT_EQ((*e)->model().config().tool_call_member_order, "");
-    auto r = (*e)->tool_call(request());
-    ASSERT_TRUE(r.ok()) << r.status().message();
-    ASSERT_TRUE(r->is_call);
-    EXPECT_EQ(keys_of(r->arguments_json), (std::vector<std::string>{"alpha", "beta", "gamma", "delta"}));
+    const ToolCallResult r = decode_with(order, "");
+    ASSERT_TRUE(r.is_call) << order;
+    EXPECT_EQ(keys_of(r.arguments_json), (std::vector<std::string>{"alpha", "beta", "gamma", "delta"}));
   }
 }
 

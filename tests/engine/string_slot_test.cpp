@@ -2,29 +2,21 @@
 // load, range-checked, used by tool calls whose request leaves string_slot_tokens at 0, reported
 // in the result; an explicit request value wins; 24 without the key.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cstdio>
 
 #include "dloop/engine/engine.h"
 #include "dloop/engine/random_model.h"
 #include "dloop/engine/tool_call.h"
+#include "small_model.h"
 
 namespace dloop::engine {
 namespace {
 
 std::string write_model(int64_t slot, const std::string& tag) {
-  RandomModelSpec spec;
-  spec.n_layer = 1;
-  spec.n_embd = 64;
-  spec.n_head = spec.n_head_kv = 4;
-  spec.n_ff = 128;
-  spec.n_vocab = 512;
-  spec.n_ctx = 512;
+  RandomModelSpec spec = small_model_spec(512);
   spec.tool_call_string_slot = slot;
-  const std::string path = testing::TempDir() + "/slot-" + tag + "-" + std::to_string(getpid()) + ".gguf";
-  EXPECT_TRUE(write_random_model(spec, path).ok());
-  return path;
+  return write_small_model(spec, "slot-" + tag);
 }
 
 ToolCallRequest request(int64_t slot) {
