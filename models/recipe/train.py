@@ -10,6 +10,8 @@ mixes in the pre-training objective, --pad-weight scales the loss on the end-of-
 after the first one, --copy-weight the loss on answer tokens that also occur in the prompt (tool names, parameter
 names, values: what has to be looked up), and --curriculum F trains the first fraction F of the time budget on
 the shortest prompts only, the length limit growing linearly from the 20th percentile to the longest.
+--member-order mention lists each tool call's arguments in the order the request first mentions their names
+(mention_order; export_gguf.py then writes dloop.tool_call.member_order and the engine decodes in that order).
 """
 import argparse
 import bisect
