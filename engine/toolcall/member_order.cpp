@@ -20,10 +20,9 @@ std::string folded(std::string_view s) {
   return out;
 }
 
-}  // namespace
-
-size_t first_mention(std::string_view text, std::string_view key) {
-  const std::string t = folded(text), k = folded(key);
+// first_mention on a text already folded.
+size_t mention_in_folded(const std::string& t, std::string_view key) {
+  const std::string k = folded(key);
   if (k.find_first_not_of(' ') == std::string::npos) return kNotMentioned;
   for (size_t at = t.find(k); at != std::string::npos; at = t.find(k, at + 1)) {
     const size_t end = at + k.size();
@@ -31,6 +30,10 @@ size_t first_mention(std::string_view text, std::string_view key) {
   }
   return kNotMentioned;
 }
+
+}  // namespace
+
+size_t first_mention(std::string_view text, std::string_view key) { return mention_in_folded(folded(text), key); }
 
 std::string mention_text(const std::vector<ChatMessage>& messages) {
   size_t last = 0;
@@ -49,8 +52,9 @@ std::string mention_text(const std::vector<ChatMessage>& messages) {
 }
 
 std::vector<std::string> mention_order(const std::vector<std::string>& keys, std::string_view text) {
+  const std::string t = folded(text);
   std::vector<size_t> at(keys.size());
-  for (size_t i = 0; i < keys.size(); ++i) at[i] = first_mention(text, keys[i]);
+  for (size_t i = 0; i < keys.size(); ++i) at[i] = mention_in_folded(t, keys[i]);
   std::vector<size_t> idx(keys.size());
   std::iota(idx.begin(), idx.end(), size_t{0});
   // kNotMentioned is the largest size_t, so keys never mentioned sort last.
