@@ -412,6 +412,9 @@ void Infiller::finalize_slot(size_t i) {
 
 namespace {
 
+// Copy repair's largest edit distance (values of 16 characters and more).
+constexpr size_t kMaxRepairEdits = 8;
+
 // Levenshtein distance of a and b, or limit + 1 once it is certainly above limit.
 size_t edit_distance(std::string_view a, std::string_view b, size_t limit) {
   if ((a.size() > b.size() ? a.size() - b.size() : b.size() - a.size()) > limit) return limit + 1;
@@ -432,8 +435,8 @@ size_t edit_distance(std::string_view a, std::string_view b, size_t limit) {
 
 }  // namespace
 
-// Spans of the prompt's text nearest to `value` (at most 2 edits, 1 below 12 characters, none
-// below 4), starting and ending at word boundaries, that the slot could hold; empty when the
+// Spans of the prompt's text nearest to `value` (at most half its length in edits, rounded down,
+// and at most kMaxRepairEdits; none below 4 characters), starting and ending at word boundaries, that the slot could hold; empty when the
 // value occurs verbatim. At most 4, in order of appearance.
 std::vector<std::string> Infiller::near_spans(const Slot& s, const std::string& value) {
   std::vector<std::string> out;
@@ -442,7 +445,7 @@ std::vector<std::string> Infiller::near_spans(const Slot& s, const std::string& 
   for (size_t at = text.find(value); at != std::string::npos; at = text.find(value, at + 1)) {
     if (span_start(text, at) && span_end(text, at + value.size())) return out;  // copied verbatim
   }
-  const size_t limit = value.size() >= 12 ? 2 : 1;
+  const size_t limit = std::min<size_t>(value.size() / 2, kMaxRepairEdits);
   size_t best = limit + 1;
   for (size_t i = 0; i < text.size(); ++i) {
     if (span_separator(text[i]) || !span_start(text, i)) continue;

@@ -60,6 +60,11 @@ struct InfillOptions {
   // closing quote or the padding once it is a whole span). A grounded slot is decoded left to
   // right; where no span fits what is committed, its positions are decoded as without grounding.
   bool ground_values = false;
+  // Mention prior (docs/tool-calls.md "Optional members"): an object's member choice subtracts
+  // mention_log_prior from a candidate for every optional member it leaves out whose name is
+  // mentioned in mention_text (member_order.h's first_mention). 0 or an empty text: no prior.
+  std::string mention_text;
+  double mention_log_prior = 0;
 };
 
 struct InfillResult {

@@ -2,6 +2,7 @@
 // committed text, masked slots and pending choices (optional members, array items, alternatives,
 // literals). See infiller.h and docs/tool-calls.md "Layout". Not thread-safe (one per request).
 #include "infiller_impl.h"
+#include "member_order.h"
 
 #include <algorithm>
 #include <limits>
@@ -249,6 +250,15 @@ void Infiller::expand_members(const Work& w) {
       members.emplace_back(r, n.additional == SchemaNode::Additional::kSchema ? n.additional_schema.get() : &any_node());
     }
   }
+  // The mention prior: a candidate that writes a member the request names next gains the prior; it
+  // loses the prior for each such member it leaves out (those before it; all that remain: `}`).
+  const bool prior = o_.mention_log_prior > 0 && !o_.mention_text.empty();
+  std::vector<bool> named(members.size(), false);
+  std::vector<double> left_out(members.size() + 1, 0.0);
+  for (size_t j = w.index; j < members.size(); ++j) {
+    named[j] = prior && first_mention(o_.mention_text, members[j].first) != kNotMentioned;
+    left_out[j + 1] = left_out[j] - (named[j] ? o_.mention_log_prior : 0.0);
+  }
   std::vector<Candidate> cands;
   bool closed_by_required = false;
   for (size_t j = w.index; j < members.size(); ++j) {
@@ -261,13 +271,13 @@ void Infiller::expand_members(const Work& w) {
     next.node = &n;
     next.index = j + 1;
     next.first = false;
-    cands.push_back({{key}, {text, value, next}});
+    cands.push_back({{key}, {text, value, next}, left_out[j] + (named[j] ? o_.mention_log_prior : 0.0)});
     if (n.is_required(members[j].first)) { closed_by_required = true; break; }
   }
   if (!closed_by_required) {
     Work close;
     close.text = "}";
-    cands.push_back({{"}" + lookahead()}, {close}});
+    cands.push_back({{"}" + lookahead()}, {close}, left_out[members.size()]});
   }
   push_choice(std::move(cands), true);
 }

@@ -76,7 +76,8 @@ std::string strip_markers(std::string text, const std::vector<toolcall::FixedPie
 // time and the answer's length to r.
 base::Result<toolcall::InfillResult> infill_into(const toolcall::InfillContext& ctx, const std::vector<int32_t>& prompt,
                                                  const toolcall::InfillSpec& spec, const ReasoningPreset& preset,
-                                                 const ToolCallRequest& request, ToolCallResult* r) {
+                                                 const ToolCallRequest& request, ToolCallResult* r,
+                                                 const std::string& mentions = std::string()) {
   toolcall::InfillOptions io;
   io.threshold = preset.threshold;
   io.max_commits_per_pass = preset.max_commits_per_pass;
@@ -87,6 +88,8 @@ base::Result<toolcall::InfillResult> infill_into(const toolcall::InfillContext& 
   io.number_budget = request.number_slot_tokens;
   io.copy_repair = request.copy_repair;
   io.ground_values = request.ground_values;
+  io.mention_text = mentions;
+  io.mention_log_prior = request.mention_log_prior;
   DLOOP_ASSIGN_OR_RETURN(toolcall::InfillResult filled, toolcall::infill(ctx, prompt, spec, io));
   r->forward_passes += filled.forward_passes;
   r->timings.forward_ms += filled.forward_ms;
@@ -130,6 +133,9 @@ base::Status validate_tool_call_request(const ToolCallRequest& r) {
     return base::invalid_argument("string_slot_tokens must be 0 (the model's default) or in [2, 1024]");
   }
   if (r.number_slot_tokens < 1 || r.number_slot_tokens > 64) return base::invalid_argument("number_slot_tokens must be in [1, 64]");
+  if (!(r.mention_log_prior >= 0 && r.mention_log_prior <= 100)) {
+    return base::invalid_argument("mention_log_prior must be in [0, 100]");
+  }
   if (r.messages.empty() && r.raw_prompt.empty()) return base::invalid_argument("the request has neither messages nor a raw prompt");
   return base::Status();
 }
@@ -151,7 +157,7 @@ base::Result<ToolCallResult> Engine::run_tool_call(const ToolCallRequest& reques
   // A model trained on calls in mention order decodes its calls' members in that order; the prompt
   // shows the schemas as given.
   const bool by_mention = model_->config().tool_call_member_order == "mention" && !request.messages.empty();
-  const std::string mentions = by_mention ? toolcall::mention_text(request.messages) : std::string();
+  const std::string mentions = toolcall::mention_text(request.messages);
   for (size_t i = 0; i < request.tools.size(); ++i) {
     CompiledTool ct{&request.tools[i], {}};
     if (by_mention) {
@@ -270,7 +276,7 @@ base::Result<ToolCallResult> Engine::run_tool_call(const ToolCallRequest& reques
     spec.root = &tool.schema.root();
     spec.root_types = base::kSchemaObject;
     spec.suffix = {{"}", -1}, close, im_end};
-    DLOOP_ASSIGN_OR_RETURN(toolcall::InfillResult filled, infill_into(ctx, prompt, spec, preset, request, &r));
+    DLOOP_ASSIGN_OR_RETURN(toolcall::InfillResult filled, infill_into(ctx, prompt, spec, preset, request, &r, mentions));
     r.canvas_text = tokenizer_.decode(filled.answer, /*render_special=*/true);
     filled.text = strip_markers(filled.text, {open, im_end, close});
     auto parsed = base::Json::parse(filled.text);

@@ -128,6 +128,9 @@ int cmd_eval(const std::vector<std::string>& args) {
                                  "(docs/tool-calls.md \"Key check\"; default: the effort's preset)"})
       .flag({"no-duplicate-check", "", "schema-guided decoding keeps a value written under two keys "
                                        "(docs/tool-calls.md \"Duplicate check\"; default: on with the key check)"})
+      .flag({"mention-prior", "LOGODDS", "schema-guided decoding: log-odds against leaving out an optional argument "
+                                         "the request names (docs/tool-calls.md \"Optional members\"; 0: off)", false,
+             "2.197 (log 9)"})
       .flag({"no-free", "", "skip free decoding"})
       .flag({"threads", "N", "compute threads", false, "physical cores"})
       .flag({"verbose", "", "print every miss"})
@@ -143,6 +146,11 @@ int cmd_eval(const std::vector<std::string>& args) {
   auto threads = a->get_int("threads", 0, 0, 256);
   if (!limit.ok()) return usage_error(limit.status());
   if (!threads.ok()) return usage_error(threads.status());
+  auto mention_prior = a->get_double("mention-prior", engine::ToolCallRequest{}.mention_log_prior);
+  if (!mention_prior.ok()) return usage_error(mention_prior.status());
+  if (!(*mention_prior >= 0 && *mention_prior <= 100)) {
+    return usage_error(base::invalid_argument("--mention-prior: must be in [0, 100], got " + *a->get("mention-prior")));
+  }
   std::vector<engine::ReasoningEffort> efforts;
   for (const std::string& s : base::split(a->get("effort").value_or("low"), ',')) {
     auto e = engine::parse_reasoning_effort(s);
@@ -193,6 +201,7 @@ int cmd_eval(const std::vector<std::string>& args) {
       r.prompt_reuse = reuse;
       r.copy_repair = !a->has("no-copy-repair");
       r.ground_values = a->has("ground");
+      r.mention_log_prior = *mention_prior;
       if (a->has("no-key-check")) r.key_check = false;
       if (a->has("no-duplicate-check")) r.duplicate_check = false;
       auto res = e.tool_call(r);

@@ -33,6 +33,8 @@ ArgParser generate_parser() {
       .flag({"reasoning", "EFFORT", "with --tool-call: instant, low, medium or high", false, "low"})
       .flag({"ground", "", "with --tool-call: string and number arguments only as spans of the prompt's "
                            "non-system text (docs/tool-calls.md \"Grounded values\")"})
+      .flag({"mention-prior", "LOGODDS", "with --tool-call: log-odds for writing an optional argument the request "
+                                         "names (docs/tool-calls.md \"Optional members\"; 0: off)", false, "2.197 (log 9)"})
       .flag({"raw", "", "use the prompt verbatim, no chat template (special tokens are parsed)"})
       .flag({"gen-length", "N", "answer canvas length in tokens", false, "128"})
       .flag({"steps", "N", "denoising steps (block schedule without threshold, or eps)", false, "gen-length"})
@@ -218,6 +220,10 @@ int generate_tool_call(const ParsedArgs& a, engine::Engine& eng, std::vector<bas
   if (!e) return usage("--reasoning: expected instant, low, medium or high, not '" + effort + "'");
   req.effort = *e;
   req.ground_values = a.has("ground");
+  auto mention_prior = a.get_double("mention-prior", engine::kMentionLogPrior);
+  if (!mention_prior.ok()) return usage(mention_prior.status().message());
+  if (*mention_prior < 0 || *mention_prior > 100) return usage("--mention-prior: must be in [0, 100], got " + *a.get("mention-prior"));
+  req.mention_log_prior = *mention_prior;
   if (req.tools.empty() && req.tool_choice.kind != engine::ToolChoice::Kind::kNone) {
     return usage("--tool-call needs --tools (a JSON array of {name, description, parameters}) unless --tool-choice none");
   }
@@ -240,6 +246,7 @@ int generate_tool_call(const ParsedArgs& a, engine::Engine& eng, std::vector<bas
   j.set("model", model_path);
   j.set("reasoning", engine::reasoning_effort_name(req.effort));
   j.set("ground_values", req.ground_values);
+  j.set("mention_log_prior", req.mention_log_prior);
   j.set("is_call", r->is_call);
   j.set("tool_call", r->is_call ? call : base::Json());
   j.set("answer", r->is_call ? base::Json() : base::Json(r->answer));
@@ -280,7 +287,7 @@ int cmd_generate(const std::vector<std::string>& args) {
   auto tools = parse_tools(a.get("tools").value_or("[]"));
   if (!tools.ok()) return fail_usage(tools.status());
   if (!a.has("tool-call")) {
-    for (const char* f : {"tool-choice", "reasoning", "ground"}) {
+    for (const char* f : {"tool-choice", "reasoning", "ground", "mention-prior"}) {
       if (a.has(f)) return fail_usage(base::invalid_argument(std::string("--") + f + " needs --tool-call"));
     }
   }

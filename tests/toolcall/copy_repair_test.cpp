@@ -1,5 +1,5 @@
 // Copy repair (InfillOptions::copy_repair): a decoded value that is not in the prompt, while a span
-// of the prompt within an edit or two is, becomes a choice between them scored by the model, with
+// of the prompt within up to half its length in edits (at most 8) is, becomes a choice between them scored by the model, with
 // the copy's prior (log 9) added. Scripted forwarders stand in for the model: they write a value
 // confidently in the decoding passes, and in the choice's pass (the value's opening quote masked
 // again) are unsure among the candidates (the prior decides) or sure of the decoded value.
@@ -93,9 +93,25 @@ TEST(CopyRepair, ShortOrFarValuesAreLeftAlone) {
   f.string_budget = 16;
   // Under 4 characters: no repair ("ab1" vs "ab2").
   EXPECT_EQ(f.decode(kId, writes(f, "ab1", true, {"ab1", "ab2"}), 0.9, nullptr, "Use ab2 here."), R"({"id": "ab1"})");
-  // Two edits from the only candidate, under 12 characters: kept.
-  EXPECT_EQ(f.decode(kId, writes(f, "PRJ-88431", true, {"PRJ-88431", "PRJ-82430"}), 0.9, nullptr, "Cancel order PRJ-82430 now."),
-            R"({"id": "PRJ-88431"})");
+  // Five edits from the only candidate, over half of its 9 characters: kept.
+  EXPECT_EQ(f.decode(kId, writes(f, "PRJ-11111", true, {"PRJ-11111", "PRJ-82430"}), 0.9, nullptr, "Cancel order PRJ-82430 now."),
+            R"({"id": "PRJ-11111"})");
+  // 9 edits of a 22-character value: over the cap of 8, kept.
+  f.string_budget = 24;
+  EXPECT_EQ(f.decode(kId, writes(f, "xxxxxxxxx@example.com", true, {"xxxxxxxxx@example.com", "lars.khan@example.com"}),
+                     0.9, nullptr, "Mail lars.khan@example.com today."),
+            R"({"id": "xxxxxxxxx@example.com"})");
+}
+
+TEST(CopyRepair, UpToHalfTheValuesLengthInEdits) {
+  Fixture f;
+  f.string_budget = 16;
+  // Three edits of a 10-character name ("Sofia Ahh!" for "Sofia Ahmed"), four of a 9-character id.
+  EXPECT_EQ(f.decode(kId, writes(f, "Sofia Ahh!", true, {"Sofia Ahh!", "Sofia Ahmed"}), 0.9, nullptr,
+                     "Assign it to Sofia Ahmed please."),
+            R"({"id": "Sofia Ahmed"})");
+  EXPECT_EQ(f.decode(kId, writes(f, "PRJ-11110", true, {"PRJ-11110", "PRJ-82430"}), 0.9, nullptr, "Cancel order PRJ-82430 now."),
+            R"({"id": "PRJ-82430"})");
 }
 
 }  // namespace
