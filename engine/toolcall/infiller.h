@@ -60,9 +60,11 @@ struct InfillOptions {
   // closing quote or the padding once it is a whole span). A grounded slot is decoded left to
   // right; where no span fits what is committed, its positions are decoded as without grounding.
   bool ground_values = false;
-  // Mention prior (docs/tool-calls.md "Optional members"): an object's member choice subtracts
-  // mention_log_prior from a candidate for every optional member it leaves out whose name is
-  // mentioned in mention_text (member_order.h's first_mention). 0 or an empty text: no prior.
+  // Mention prior (docs/tool-calls.md "Mention prior"), with "mentioned" as member_order.h's
+  // first_mention over mention_text: at an object's member choice a candidate gains
+  // mention_log_prior when the member it writes next is mentioned and loses it for every mentioned
+  // optional member it leaves out; at an enum/const choice a mentioned string literal gains it.
+  // 0 or an empty text: no prior.
   std::string mention_text;
   double mention_log_prior = 0;
 };

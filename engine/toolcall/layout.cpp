@@ -167,10 +167,19 @@ base::Status Infiller::expand_value(const Work& w) {
   const uint8_t t = w.types ? w.types : n.types;
   if (n.enum_values || n.const_value || (count_types(t) == 1 && (t & base::kSchemaBoolean))) {
     std::vector<Candidate> cands;
+    const bool prior = o_.mention_log_prior > 0 && !o_.mention_text.empty();
     for (std::string& lit : literal_candidates(n, t)) {
       Work text;
       text.text = lit;
-      cands.push_back({{lit}, {text}});
+      // The mention prior: a string literal the request states (as whole words) gains it.
+      double log_prior = 0;
+      if (prior && lit.size() > 2 && lit.front() == '"') {
+        auto v = base::Json::parse(lit);
+        if (v.ok() && v->is_string() && first_mention(o_.mention_text, v->as_string()) != kNotMentioned) {
+          log_prior = o_.mention_log_prior;
+        }
+      }
+      cands.push_back({{lit}, {text}, log_prior});
     }
     if (cands.empty()) return base::invalid_argument("no enum/const value satisfies the schema");
     if (cands.size() == 1) {

@@ -128,8 +128,8 @@ int cmd_eval(const std::vector<std::string>& args) {
                                  "(docs/tool-calls.md \"Key check\"; default: the effort's preset)"})
       .flag({"no-duplicate-check", "", "schema-guided decoding keeps a value written under two keys "
                                        "(docs/tool-calls.md \"Duplicate check\"; default: on with the key check)"})
-      .flag({"mention-prior", "LOGODDS", "schema-guided decoding: log-odds against leaving out an optional argument "
-                                         "the request names (docs/tool-calls.md \"Optional members\"; 0: off)", false,
+      .flag({"mention-prior", "LOGODDS", "schema-guided decoding: log-odds for the optional arguments and enum values "
+                                         "the request names (docs/tool-calls.md \"Mention prior\"; 0: off)", false,
              "2.197 (log 9)"})
       .flag({"no-free", "", "skip free decoding"})
       .flag({"threads", "N", "compute threads", false, "physical cores"})

@@ -33,8 +33,8 @@ ArgParser generate_parser() {
       .flag({"reasoning", "EFFORT", "with --tool-call: instant, low, medium or high", false, "low"})
       .flag({"ground", "", "with --tool-call: string and number arguments only as spans of the prompt's "
                            "non-system text (docs/tool-calls.md \"Grounded values\")"})
-      .flag({"mention-prior", "LOGODDS", "with --tool-call: log-odds for writing an optional argument the request "
-                                         "names (docs/tool-calls.md \"Optional members\"; 0: off)", false, "2.197 (log 9)"})
+      .flag({"mention-prior", "LOGODDS", "with --tool-call: log-odds for the optional arguments and enum values the "
+                                         "request names (docs/tool-calls.md \"Mention prior\"; 0: off)", false, "2.197 (log 9)"})
       .flag({"raw", "", "use the prompt verbatim, no chat template (special tokens are parsed)"})
       .flag({"gen-length", "N", "answer canvas length in tokens", false, "128"})
       .flag({"steps", "N", "denoising steps (block schedule without threshold, or eps)", false, "gen-length"})

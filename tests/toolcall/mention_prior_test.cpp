@@ -1,6 +1,7 @@
-// The mention prior (InfillOptions::mention_log_prior, docs/tool-calls.md "Optional members"): at an
+// The mention prior (InfillOptions::mention_log_prior, docs/tool-calls.md "Mention prior"): at an
 // object's member choice, a candidate that writes a member the request names next gains the prior,
-// and one that leaves such members out loses it for each. A scripted forwarder stands in for a
+// and one that leaves such members out loses it for each; at an enum choice, a string value the
+// request states gains it. A scripted forwarder stands in for a
 // model that leans towards closing the object (`}` a little likelier than any key), so every
 // optional member is left out without the prior.
 #include <gtest/gtest.h>
@@ -96,6 +97,32 @@ TEST(MentionPrior, NestedObjectsAndRequiredMembers) {
   auto j = base::Json::parse(got);
   ASSERT_TRUE(j.ok());
   EXPECT_EQ(keys_of(j->find("options")->dump()), std::vector<std::string>{"verbose"});
+}
+
+// Enum values: a string literal the request states as whole words gains the prior. The script is
+// neutral (every token alike), so without the prior the first value wins.
+TEST(MentionPrior, AnEnumValueTheRequestStatesIsChosen) {
+  Fixture f;
+  constexpr const char* kUnits = R"({"type": "object", "properties": {"units": {"type": "string",
+      "enum": ["celsius", "fahrenheit", "kelvin"]}}, "required": ["units"]})";
+  const Script neutral = [](std::span<const int32_t>, int64_t, int64_t, int) { return std::map<int32_t, float>{}; };
+  const std::string user = "Show it in Fahrenheit please.";
+  EXPECT_EQ(f.decode(kUnits, neutral, 0.9, nullptr, user), R"({"units": "celsius"})");
+  for (const auto& [text, want] : std::vector<std::pair<std::string, std::string>>{
+           {user, "fahrenheit"},
+           {"Kelvin, not the default.", "kelvin"},
+           {"Use the fahrenheits scale.", "celsius"},  // inside a longer word: not stated
+           {"Nothing about units.", "celsius"},
+       }) {
+    SCOPED_TRACE(text);
+    f.tweak = prior(text, kLog9);
+    EXPECT_EQ(f.decode(kUnits, neutral, 0.9, nullptr, text), R"({"units": ")" + want + R"("})");
+  }
+  // Numbers and booleans are not stated values: the prior leaves them alone.
+  constexpr const char* kLevels = R"({"type": "object", "properties": {"level": {"enum": [1, 2, 3]}},
+      "required": ["level"]})";
+  f.tweak = prior("Level 3 please.", kLog9);
+  EXPECT_EQ(f.decode(kLevels, neutral, 0.9, nullptr, "Level 3 please."), R"({"level": 1})");
 }
 
 TEST(MentionPrior, TheRequestsPriorMustBeInRange) {

@@ -57,8 +57,8 @@ struct ToolChoice {
 };
 std::optional<ToolChoice> parse_tool_choice(std::string_view text);  // auto|required|none|<tool name>
 
-// ToolCallRequest::mention_log_prior's default: log 9 (a parameter the request names is an
-// argument of the call about 9 times out of 10 on the held-out turns: 67 of 73).
+// ToolCallRequest::mention_log_prior's default: log 9 (an optional parameter the request names is
+// an argument of the call about 9 times out of 10 on the bundled model's held-out turns: 67 of 73).
 inline constexpr double kMentionLogPrior = 2.1972245773362196;
 
 struct ToolCallRequest {
@@ -83,11 +83,11 @@ struct ToolCallRequest {
   // (docs/tool-calls.md "Grounded values"): for extraction-style tools whose values must come from
   // what the user or a tool said, never made up.
   bool ground_values = false;
-  // Mention prior (docs/tool-calls.md "Optional members"): when the decoder asks the model which
+  // Mention prior (docs/tool-calls.md "Mention prior"): when the decoder asks the model which
   // optional argument comes next (or none), a candidate that writes one whose name the request
   // mentions (the last user message and the tool results after it, as member order reads them)
-  // gains this log-odds, and one that leaves such arguments out loses it for each. Default log 9;
-  // 0 turns it off.
+  // gains this log-odds, and one that leaves such arguments out loses it for each; among enum
+  // values, a string the request states gains it. Default log 9; 0 turns it off.
   double mention_log_prior = kMentionLogPrior;
   // After infilling, the call's top-level string and number values (2-4 of them) are re-assigned
   // among their keys by the model's reading of the keys given the values (docs/tool-calls.md "Key
