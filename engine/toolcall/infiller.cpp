@@ -538,7 +538,15 @@ void Infiller::ground(const Slot& s, std::span<const int32_t> before, std::vecto
     if (!ok && spaces <= 1 && tt.find_first_of("\"\\") == std::string::npos) {
       const std::string cont = value.substr(core) + tt;  // continues the span
       for (size_t at : starts) {
-        if (text.compare(at + v.size(), cont.size(), cont) == 0) { ok = true; break; }
+        if (text.compare(at + v.size(), cont.size(), cont) != 0) continue;
+        // A sentence's end (`.?!` before a space or the end of the text) ends the span: a value
+        // may not take the full stop after `Bergen.` nor run on into the next sentence.
+        bool sentence_end = false;
+        for (size_t k = at + v.size(); k < at + v.size() + cont.size() && !sentence_end; ++k) {
+          sentence_end = std::strchr(".?!", text[k]) &&
+                         (k + 1 == text.size() || std::isspace(static_cast<unsigned char>(text[k + 1])));
+        }
+        if (!sentence_end) { ok = true; break; }
       }
     }
     if (ok) kept.push_back(t);

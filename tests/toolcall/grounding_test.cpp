@@ -88,6 +88,24 @@ TEST(Grounding, TheValueEndsWhereTheModelPadsAfterAWholeSpan) {
   EXPECT_EQ(f.decode(kId, writes(f, "Omar", true, true), 0.9, nullptr, user, false), R"({"id": "Omar"})");
 }
 
+// A sentence's end closes the span: the full stop after the last word of a request is not part of
+// a value, nor is the next sentence; a dot inside a word (an address, a number) is.
+TEST(Grounding, TheValueStopsAtTheEndOfASentence) {
+  Fixture f;
+  f.string_budget = 16;
+  EXPECT_EQ(f.decode(kId, writes(f, "Bergen.", true), 0.9, nullptr, "Book a table in Bergen.", false),
+            R"({"id": "Bergen."})");
+  f.tweak = ground_all;
+  EXPECT_EQ(f.decode(kId, writes(f, "Bergen.", true), 0.9, nullptr, "Book a table in Bergen.", false),
+            R"({"id": "Bergen"})");
+  EXPECT_EQ(f.decode(kId, writes(f, "Bergen. Then", true), 0.9, nullptr, "Go to Bergen. Then rest!", false),
+            R"({"id": "Bergen"})");
+  f.string_budget = 24;  // the address is 17 tokens of the test model's vocabulary
+  EXPECT_EQ(f.decode(kId, writes(f, "lars.khan@acme.io", true), 0.9, nullptr, "Mail lars.khan@acme.io.", false),
+            R"({"id": "lars.khan@acme.io"})");
+  EXPECT_EQ(f.decode(kRating, writes(f, "7.2.", false), 0.9, nullptr, "Rate it 7.2.", false), R"({"rating": 7.2})");
+}
+
 TEST(Grounding, TheSystemTurnIsNotASource) {
   Fixture f;
   f.string_budget = 16;
