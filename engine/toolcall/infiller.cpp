@@ -436,8 +436,8 @@ size_t edit_distance(std::string_view a, std::string_view b, size_t limit) {
 }  // namespace
 
 // Spans of the prompt's text nearest to `value` (at most half its length in edits, rounded down,
-// and at most kMaxRepairEdits; none below 4 characters), starting and ending at word boundaries, that the slot could hold; empty when the
-// value occurs verbatim. At most 4, in order of appearance.
+// and at most kMaxRepairEdits; none below 4 characters), starting and ending at word boundaries,
+// that the slot could hold; empty when the value occurs verbatim. At most 4, in order of appearance.
 std::vector<std::string> Infiller::near_spans(const Slot& s, const std::string& value) {
   std::vector<std::string> out;
   if (value.size() < 4 || value.find('\\') != std::string::npos) return out;

@@ -1,7 +1,7 @@
 // Copy repair (InfillOptions::copy_repair): a decoded value that is not in the prompt, while a span
-// of the prompt within up to half its length in edits (at most 8) is, becomes a choice between them scored by the model, with
-// the copy's prior (log 9) added. Scripted forwarders stand in for the model: they write a value
-// confidently in the decoding passes, and in the choice's pass (the value's opening quote masked
+// of the prompt within half its length in edits (at most 8) is, becomes a choice between them
+// scored by the model, with the copy's prior (log 9) added. Scripted forwarders stand in for the
+// model: they write a value confidently in the decoding passes, and in the choice's pass (the value's opening quote masked
 // again) are unsure among the candidates (the prior decides) or sure of the decoded value.
 #include <gtest/gtest.h>
 
