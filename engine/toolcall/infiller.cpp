@@ -414,6 +414,8 @@ namespace {
 
 // Copy repair's largest edit distance (values of 16 characters and more).
 constexpr size_t kMaxRepairEdits = 8;
+// Copy repair's longest completion.
+constexpr size_t kMaxCompletionBytes = 64;
 
 // Levenshtein distance of a and b, or limit + 1 once it is certainly above limit.
 size_t edit_distance(std::string_view a, std::string_view b, size_t limit) {
@@ -471,6 +473,23 @@ std::vector<std::string> Infiller::near_spans(const Slot& s, const std::string& 
       if (d < best) { best = d; out.clear(); }
       if (std::find(out.begin(), out.end(), span) == out.end() && out.size() < 4) out.emplace_back(span);
     }
+  }
+  return out;
+}
+
+// Copy repair's completions of `value`: the longer units of the conversation it begins
+// (spans.h span_completions) that the slot could hold.
+std::vector<std::string> Infiller::completions(const Slot& s, const std::string& value) {
+  std::vector<std::string> out;
+  if (value.empty() || value.find('\\') != std::string::npos) return out;
+  for (std::string& c : span_completions(ground_text(), value, kMaxCompletionBytes)) {
+    if (s.is_number) {
+      if (!plain_number(c, s.integer) || clamp_number_text(c, s.range, s.integer) != c) continue;
+    } else {
+      const uint64_t n = json_string_length(c);
+      if (n < s.min_length || (s.max_length >= 0 && n > static_cast<uint64_t>(s.max_length))) continue;
+    }
+    out.push_back(std::move(c));
   }
   return out;
 }
@@ -570,8 +589,28 @@ constexpr double kCopyLogPrior = 2.1972245773362196;
 // Copy repair (InfillOptions::copy_repair): the finished slot `i` holding `value` becomes a literal
 // choice between the value and the prompt's near spans, scored in the next pass. A string slot's
 // opening quote moves from the text before it into the candidates, as for enum literals.
-bool Infiller::offer_copies(size_t i, const Slot& s, const std::string& value) {
-  std::vector<std::string> spans = near_spans(s, value);
+bool Infiller::offer_copies(size_t i, const Slot& s, std::string& value) {
+  // A value that stops short of the unit of the conversation it begins is completed: in place
+  // when there is one completion, by the model's choice among them when there are several.
+  std::vector<std::string> spans = completions(s, value);
+  const bool completing = !spans.empty();
+  if (spans.size() == 1) {
+    if (trace_) std::fprintf(stderr, "copy repair: %s completed to [%s]\n", value.c_str(), spans[0].c_str());
+    value = spans[0];
+    return false;
+  }
+  // What each candidate writes when chosen: a near span that stops short of the unit it begins
+  // (`panda warm` of `'panda warm galaxy orchid'`) is scored as it is and written completed.
+  std::vector<std::string> writes;
+  if (!completing) {
+    spans = near_spans(s, value);
+    for (const std::string& near : spans) {
+      std::vector<std::string> whole = completions(s, near);
+      writes.push_back(whole.size() == 1 ? whole[0] : near);
+    }
+  } else {
+    writes = spans;
+  }
   if (spans.empty()) return false;
   const bool quoted = !s.is_number;
   if (quoted && (i == 0 || pieces_[i - 1].kind != Piece::kText || pieces_[i - 1].text.empty() ||
@@ -580,11 +619,15 @@ bool Infiller::offer_copies(size_t i, const Slot& s, const std::string& value) {
   }
   if (quoted) pieces_[i - 1].text.pop_back();
   std::vector<Candidate> cands;
-  spans.insert(spans.begin(), value);
+  if (!completing) {
+    spans.insert(spans.begin(), value);
+    writes.insert(writes.begin(), value);
+  }
+  auto q = [&](const std::string& t) { return quoted ? "\"" + t + "\"" : t; };
   for (size_t k = 0; k < spans.size(); ++k) {
     Work w;
-    w.text = quoted ? "\"" + spans[k] + "\"" : spans[k];
-    cands.push_back({{w.text}, {w}, k == 0 ? 0.0 : kCopyLogPrior});
+    w.text = q(writes[k]);
+    cands.push_back({{q(spans[k])}, {w}, k == 0 || completing ? 0.0 : kCopyLogPrior});
   }
   Piece& p = pieces_[i];
   p.kind = Piece::kChoice;
@@ -594,7 +637,9 @@ bool Infiller::offer_copies(size_t i, const Slot& s, const std::string& value) {
   p.score_sum = true;
   if (trace_) {
     std::fprintf(stderr, "copy repair: %s ->", value.c_str());
-    for (size_t k = 1; k < spans.size(); ++k) std::fprintf(stderr, " [%s]", spans[k].c_str());
+    for (size_t k = completing ? 0 : 1; k < spans.size(); ++k) {
+      std::fprintf(stderr, " [%s]%s%s", spans[k].c_str(), writes[k] == spans[k] ? "" : " writes ", writes[k] == spans[k] ? "" : writes[k].c_str());
+    }
     std::fputc('\n', stderr);
   }
   return true;

@@ -100,8 +100,9 @@ class Infiller {
   void resolve_choice(size_t piece, size_t cand);
   void propagate_and_finalize();
   void finalize_slot(size_t piece);
-  bool offer_copies(size_t piece, const Slot& s, const std::string& value);
+  bool offer_copies(size_t piece, const Slot& s, std::string& value);
   std::vector<std::string> near_spans(const Slot& s, const std::string& value);
+  std::vector<std::string> completions(const Slot& s, const std::string& value);
   const std::string& prompt_text();
   const std::string& ground_text();
   void ground(const Slot& s, std::span<const int32_t> before, std::vector<int32_t>& allowed);

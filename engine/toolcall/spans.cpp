@@ -79,4 +79,61 @@ std::vector<std::string> conversation_spans(std::string_view text, size_t max_wo
   return out;
 }
 
+namespace {
+
+bool ascii_upper(char c) { return c >= 'A' && c <= 'Z'; }
+
+// The end of the sentence-bounded run of capitalised words after a word ending at j: each next
+// word follows one space, starts with an ASCII capital and ends at a span end.
+size_t capitalised_run(std::string_view text, size_t j) {
+  while (j + 1 < text.size() && text[j] == ' ' && ascii_upper(text[j + 1])) {
+    size_t k = j + 1;
+    while (k < text.size() && !span_end(text, k)) ++k;
+    j = k;
+  }
+  return j;
+}
+
+bool clean_value(std::string_view s) {
+  return std::none_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == '"' || c == '\\'; });
+}
+
+}  // namespace
+
+std::vector<std::string> span_completions(std::string_view text, std::string_view value, size_t max_bytes) {
+  std::vector<std::string> out;
+  if (value.empty()) return out;
+  // Quoted strings: [first, second) is the text between an opening quote (after a separator,
+  // before a word) and the same quote after a word's end on the same line.
+  std::vector<std::pair<size_t, size_t>> quotes;
+  for (size_t p = 0; p + 1 < text.size(); ++p) {
+    const char q = text[p];
+    if ((q != '"' && q != '\'') || (p > 0 && !span_separator(text[p - 1])) || span_separator(text[p + 1])) continue;
+    for (size_t k = p + 2; k < text.size() && text[k] != '\n'; ++k) {
+      if (text[k] == q && !span_separator(text[k - 1]) &&
+          (k + 1 == text.size() || !std::isalnum(static_cast<unsigned char>(text[k + 1])))) {
+        quotes.emplace_back(p + 1, k);
+        p = k;
+        break;
+      }
+    }
+  }
+  for (size_t at = text.find(value); at != std::string_view::npos; at = text.find(value, at + 1)) {
+    if (!span_start(text, at)) continue;
+    size_t end = at + value.size();
+    const auto quote = std::find_if(quotes.begin(), quotes.end(), [&](const auto& r) { return r.first <= at && at < r.second; });
+    if (quote != quotes.end()) {
+      if (quote->first != at || quote->second < end) continue;  // inside a quote: the quote is the unit
+      end = quote->second;
+    } else {
+      while (end < text.size() && !span_end(text, end)) ++end;  // the rest of the word
+      if (ascii_upper(value[0])) end = capitalised_run(text, end);
+    }
+    if (end == at + value.size()) return {};  // a whole unit as it is: nothing to complete
+    const std::string_view s = text.substr(at, end - at);
+    if (s.size() <= max_bytes && clean_value(s) && std::find(out.begin(), out.end(), s) == out.end()) out.emplace_back(s);
+  }
+  return out;
+}
+
 }  // namespace dloop::engine::toolcall

@@ -32,4 +32,17 @@ std::string conversation_text(std::string_view prompt_text);
 // long; shorter spans (fewer words) first, then in order of appearance.
 std::vector<std::string> conversation_spans(std::string_view text, size_t max_words, size_t max_bytes);
 
+// Copy repair's completions of `value` (docs/tool-calls.md "Copy repair"): for each place where
+// `value` occurs in `text` at a word start, the longer unit it begins there:
+// - a quoted string it begins (`"` or `'` after a separator and before a word, the same quote
+//   after a word's end on the same line): `soccer` in `"soccer soccer"`, `cedar so` in
+//   `'cedar socket socket'`; places inside a quoted string but not at its start are skipped;
+// - otherwise the rest of a word it stops inside of (`Tari` in `Tariq`, `431` in `431.3`), then,
+//   for a value starting with an ASCII capital, the capitalised words that follow in the same
+//   sentence (`Vikram` in `Vikram Fontaine, using`: a name's first word).
+// None when some place holds `value` as a whole unit (`4` in `guests 4 and limit 44`: the value
+// was copied). Distinct, without `"`, `\` or control characters, at most max_bytes long, in order
+// of appearance.
+std::vector<std::string> span_completions(std::string_view text, std::string_view value, size_t max_bytes);
+
 }  // namespace dloop::engine::toolcall

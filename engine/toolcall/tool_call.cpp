@@ -9,11 +9,13 @@
 
 #include "dloop/base/json_schema.h"
 #include "dloop/engine/tool_call.h"
+#include "array_trim.h"
 #include "infiller.h"
 #include "key_check.h"
 #include "logits.h"
 #include "member_order.h"
 #include "schema_support.h"
+#include "spans.h"
 
 namespace dloop::engine {
 namespace {
@@ -289,6 +291,14 @@ base::Result<ToolCallResult> Engine::run_tool_call(const ToolCallRequest& reques
                                   valid.message() + " in " + filled.text);
     }
     base::Json arguments = *args;
+    if (request.copy_repair) {
+      base::Json trimmed = arguments;
+      const size_t dropped = toolcall::trim_array_overruns(trimmed, tool.schema.root(), toolcall::conversation_text(prompt_text));
+      if (dropped > 0 && tool.schema.validate(trimmed).ok()) {
+        arguments = std::move(trimmed);
+        r.array_items_dropped = static_cast<int>(dropped);
+      }
+    }
     const bool key_check = request.key_check.value_or(preset.key_check);
     if (key_check || request.duplicate_check.value_or(false)) {
       toolcall::KeyCheckSpec ks{spec.prefix, spec.suffix, &tool.schema, request.answer_length};

@@ -117,6 +117,21 @@ TEST(Eval, TheMentionPriorWritesAnOptionalArgumentTheRequestNames) {
   EXPECT_EQ(one_call_args_exact(data, "--mention-prior 2.2"), 1.0);
 }
 
+// Held-out line 181: "verify printer with full name Vikram Fontaine, using birthday ...". The bundled
+// model closes the name after "Vikram"; copy repair completes it to the capitalised name it begins.
+// Line 224: "send my review with overwrite enabled, items: 31, then ...": the model writes 31 eight
+// times; copy repair cuts the array after the one 31 the request holds. (Model-dependent, as above.)
+TEST(Eval, CopyRepairCompletesANameAndCutsAnArraysOverrun) {
+  const std::string name = heldout_line_file(181, "Vikram Fontaine");
+  ASSERT_FALSE(name.empty());
+  EXPECT_EQ(one_call_args_exact(name, "--no-copy-repair"), 0.0);
+  EXPECT_EQ(one_call_args_exact(name, ""), 1.0);
+  const std::string items = heldout_line_file(224, "items: 31,");
+  ASSERT_FALSE(items.empty());
+  EXPECT_EQ(one_call_args_exact(items, "--no-copy-repair"), 0.0);
+  EXPECT_EQ(one_call_args_exact(items, ""), 1.0);
+}
+
 TEST(Eval, ABadMentionPriorIsAUsageError) {
   for (const char* bad : {"-1", "nan", "101", "x"}) {
     auto o = dloop_cmd(std::string("eval --limit 1 --no-free --mention-prior ") + bad);

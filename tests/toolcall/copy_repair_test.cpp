@@ -1,6 +1,7 @@
-// Copy repair (InfillOptions::copy_repair): a decoded value that is not in the prompt, while a span
-// of the prompt within half its length in edits (at most 8) is, becomes a choice between them
-// scored by the model, with the copy's prior (log 9) added. Scripted forwarders stand in for the
+// Copy repair (InfillOptions::copy_repair): a decoded value that stops short of the unit of the
+// conversation it begins (a word, a capitalised name, a quoted string) is completed to it; one that
+// is not in the prompt, while a span of the prompt within half its length in edits (at most 8) is,
+// becomes a choice between them scored by the model, with the copy's prior (log 9) added. Scripted forwarders stand in for the
 // model: they write a value confidently in the decoding passes, and in the choice's pass (the value's opening quote masked
 // again) are unsure among the candidates (the prior decides) or sure of the decoded value.
 #include <gtest/gtest.h>
@@ -112,6 +113,53 @@ TEST(CopyRepair, UpToHalfTheValuesLengthInEdits) {
             R"({"id": "Sofia Ahmed"})");
   EXPECT_EQ(f.decode(kId, writes(f, "PRJ-11110", true, {"PRJ-11110", "PRJ-82430"}), 0.9, nullptr, "Cancel order PRJ-82430 now."),
             R"({"id": "PRJ-82430"})");
+}
+
+TEST(CopyRepair, AValueThatStopsShortOfItsUnitIsCompletedInPlace) {
+  Fixture f;
+  f.string_budget = 16;
+  int passes = 0, plain = 0;
+  EXPECT_EQ(f.decode(kId, writes(f, "Vikram", true, {}), 0.9, &passes, "Check the printer for Vikram Fontaine, please."),
+            R"({"id": "Vikram Fontaine"})");
+  EXPECT_EQ(f.decode(kId, writes(f, "Vikram", true, {}), 0.9, &plain, "Check the printer for Vikram Fontaine, please.", false),
+            R"({"id": "Vikram"})");
+  EXPECT_EQ(passes, plain);  // one completion: no pass to choose
+  EXPECT_EQ(f.decode(kId, writes(f, "pixel birth", true, {}), 0.9, nullptr, "Reserve review content 'pixel birthday'."),
+            R"({"id": "pixel birthday"})");
+  EXPECT_EQ(f.decode(kRating, writes(f, "431", false, {}), 0.9, nullptr, "Plan a survey using rating 431.3 and start 09:10."),
+            R"({"rating": 431.3})");
+}
+
+TEST(CopyRepair, TheModelChoosesAmongSeveralCompletions) {
+  Fixture f;
+  f.string_budget = 16;
+  const std::string user = "Una Berg met Una Carvalho.";
+  int passes = 0, plain = 0;
+  EXPECT_EQ(f.decode(kId, writes(f, "Una", true, {"Una Carvalho"}), 0.9, &passes, user), R"({"id": "Una Carvalho"})");
+  EXPECT_EQ(f.decode(kId, writes(f, "Una", true, {"Una Berg"}), 0.9, nullptr, user), R"({"id": "Una Berg"})");
+  f.decode(kId, writes(f, "Una", true, {}), 0.9, &plain, user, false);
+  EXPECT_EQ(passes, plain + 1);
+}
+
+TEST(CopyRepair, ANearSpanIsScoredAsItIsAndWrittenCompleted) {
+  Fixture f;
+  f.string_budget = 16;
+  // "panda Costa" is 5 edits from "panda warm", which begins the quoted string: the model scores
+  // "panda warm", the call gets the whole quote.
+  EXPECT_EQ(f.decode(kId, writes(f, "panda Costa", true, {"panda warm"}), 0.9, nullptr,
+                     "Convert my taxi driver: Quinn Costa, content 'panda warm galaxy orchid'."),
+            R"({"id": "panda warm galaxy orchid"})");
+  EXPECT_EQ(f.decode(kId, writes(f, "panda Costa", true, {"Quinn Costa"}), 0.9, nullptr,
+                     "Convert my taxi driver: Quinn Costa, content 'panda warm galaxy orchid'."),
+            R"({"id": "Quinn Costa"})");
+}
+
+TEST(CopyRepair, AValueThatIsAWholeUnitSomewhereIsNotCompleted) {
+  Fixture f;
+  f.string_budget = 16;
+  EXPECT_EQ(f.decode(kId, writes(f, "Vikram", true, {}), 0.9, nullptr, "Vikram Fontaine, or Vikram alone."),
+            R"({"id": "Vikram"})");
+  EXPECT_EQ(f.decode(kRating, writes(f, "4", false, {}), 0.9, nullptr, "Guests 4 and rating 44."), R"({"rating": 4})");
 }
 
 }  // namespace

@@ -66,5 +66,45 @@ TEST(Spans, LineBreaksQuotesAndLengthEndSpans) {
   EXPECT_TRUE(conversation_spans(" ,. ", 3, 64).empty());
 }
 
+using Strings = std::vector<std::string>;
+
+TEST(SpanCompletions, TheRestOfAWordAndANamesFollowingCapitalisedWords) {
+  EXPECT_EQ(span_completions("Book for Tariq Fontaine, at 9.", "Tari", 64), Strings{"Tariq Fontaine"});
+  EXPECT_EQ(span_completions("verify printer with full name Vikram Fontaine, using birthday", "Vikram", 64),
+            Strings{"Vikram Fontaine"});
+  EXPECT_EQ(span_completions("rating 431.3 and start", "431", 64), Strings{"431.3"});
+  EXPECT_EQ(span_completions("guests set to 44), city", "4", 64), Strings{"44"});
+  EXPECT_EQ(span_completions("assignee: Omar Ahmed And Co", "Omar", 64), Strings{"Omar Ahmed And Co"});
+  // Lower-case values complete to the end of their word only; a sentence ends a name.
+  EXPECT_EQ(span_completions("content kitchenware today", "kitchen", 64), Strings{"kitchenware"});
+  EXPECT_TRUE(span_completions("send it to Bergen. Then Oslo", "Bergen", 64).empty());
+  EXPECT_EQ(span_completions("send it to Bergenhus. Then Oslo", "Bergen", 64), Strings{"Bergenhus"});
+}
+
+TEST(SpanCompletions, AQuotedStringIsOneUnit) {
+  EXPECT_EQ(span_completions("fetch the taxi content \"soccer soccer\".", "soccer", 64), Strings{"soccer soccer"});
+  EXPECT_EQ(span_completions("and content 'cedar socket socket'.", "cedar so", 64), Strings{"cedar socket socket"});
+  // A place inside a quoted string but not at its start offers nothing.
+  EXPECT_TRUE(span_completions("content \"warm panda alpha\"", "panda", 64).empty());
+  // The quote is the whole value: nothing to complete.
+  EXPECT_TRUE(span_completions("content \"warm\" please", "warm", 64).empty());
+  // An apostrophe inside a word opens no quote.
+  EXPECT_EQ(span_completions("Tariq's car 'red van'", "red", 64), Strings{"red van"});
+}
+
+TEST(SpanCompletions, NoneWhenTheValueIsAWholeUnitSomewhere) {
+  EXPECT_TRUE(span_completions("guests 4 and limit 44", "4", 64).empty());
+  EXPECT_TRUE(span_completions("Vikram Fontaine and Vikram, please", "Vikram", 64).empty());
+  EXPECT_TRUE(span_completions("no such value here", "Oslo", 64).empty());
+  EXPECT_TRUE(span_completions("anything", "", 64).empty());
+}
+
+TEST(SpanCompletions, DistinctCleanAndBounded) {
+  // Two places, two different completions, in order of appearance; a repeat once.
+  EXPECT_EQ(span_completions("Una Berg met Una Carvalho and Una Berg", "Una", 64), (Strings{"Una Berg", "Una Carvalho"}));
+  EXPECT_EQ(span_completions("Una Berg met Una Carvalho", "Una", 8), Strings{"Una Berg"});  // max_bytes
+  EXPECT_TRUE(span_completions("path C\\dir", "C", 64).empty());  // a backslash in the word
+}
+
 }  // namespace
 }  // namespace dloop::engine::toolcall

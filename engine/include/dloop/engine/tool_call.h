@@ -76,8 +76,11 @@ struct ToolCallRequest {
   int64_t number_slot_tokens = 12;     // positions of a number value slot
   std::optional<CacheMode> cache;          // unset: the effort preset's
   std::optional<PromptReuse> prompt_reuse; // unset: the effort preset's
-  // A decoded string or number value not found in the conversation but within a small edit
-  // distance of spans of it becomes a choice among them, scored by the model (docs/tool-calls.md).
+  // Copy repair (docs/tool-calls.md "Copy repair"): a decoded string or number value that stops
+  // short of the unit of the conversation it begins (a word, a name, a quoted string) is completed
+  // to it; one not found in the conversation but within a small edit distance of spans of it
+  // becomes a choice among them, scored by the model; an array of copies is cut before the first
+  // item that is not one ("Array overruns").
   bool copy_repair = true;
   // String and number values may only be spans of the conversation outside the system turn
   // (docs/tool-calls.md "Grounded values"): for extraction-style tools whose values must come from
@@ -120,6 +123,7 @@ struct ToolCallResult {
   bool keys_reassigned = false;         // the key check moved values among keys
   int duplicate_check_candidates = 0;   // calls the duplicate check scored (0: no repeated values)
   bool values_replaced = false;         // the duplicate check changed the call
+  int array_items_dropped = 0;          // items cut as array overruns (copy_repair)
   Timings timings;
   ForwardStats forward_stats;          // rows computed vs full passes, prompt rows reused
 };
