@@ -586,9 +586,12 @@ void Infiller::ground(const Slot& s, std::span<const int32_t> before, std::vecto
 // so the model keeps a value of its own only when it prefers it by more than that.
 constexpr double kCopyLogPrior = 2.1972245773362196;
 
-// Copy repair (InfillOptions::copy_repair): the finished slot `i` holding `value` becomes a literal
-// choice between the value and the prompt's near spans, scored in the next pass. A string slot's
-// opening quote moves from the text before it into the candidates, as for enum literals.
+// Copy repair (InfillOptions::copy_repair) of the finished slot `i` holding `value`. A value with one
+// completion (completions()) is replaced by it in `value` (false: no choice, the caller writes it);
+// one with several, or with near spans (near_spans()) and none, makes the slot a literal choice
+// among them (near spans with the decoded value and the copy prior), scored in the next pass
+// (true). A string slot's opening quote moves from the text before it into the candidates, as for
+// enum literals.
 bool Infiller::offer_copies(size_t i, const Slot& s, std::string& value) {
   // A value that stops short of the unit of the conversation it begins is completed: in place
   // when there is one completion, by the model's choice among them when there are several.
