@@ -1,22 +1,15 @@
 // Array overruns; see array_trim.h.
 #include "array_trim.h"
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "spans.h"
 
 namespace dloop::engine::toolcall {
-
-size_t whole_occurrences(std::string_view text, std::string_view value) {
-  if (value.empty()) return 0;
-  size_t n = 0;
-  for (size_t at = text.find(value); at != std::string_view::npos; at = text.find(value, at + 1)) {
-    if (span_start(text, at) && span_end(text, at + value.size())) ++n;
-  }
-  return n;
-}
 
 namespace {
 
@@ -27,7 +20,109 @@ std::optional<std::string> copy_text(const base::Json& item) {
   return std::nullopt;
 }
 
+// A list of the conversation: units (spans that start and end at word boundaries, without a
+// separator inside) joined by ", ", and ending at the first unit joined by " and " or " or "
+// (", and " / ", or " too): "a, b and c". Without that last join it is not closed: its units up
+// to where no join follows ("a, b, city Oslo" gives a, b, city), and where it ends is not known.
+struct List {
+  std::vector<std::string_view> units;
+  bool closed = false;
+};
+
+// The list whose first unit starts at `at`.
+List list_from(std::string_view text, size_t at) {
+  static constexpr std::string_view kJoins[] = {", and ", ", or ", ", ", " and ", " or "};
+  List list;
+  bool last = false;  // the unit at `begin` follows an "and" / "or" join
+  size_t begin = at;
+  while (begin < text.size() && !span_separator(text[begin])) {
+    size_t end = begin + 1;
+    while (!span_end(text, end)) ++end;
+    list.units.push_back(text.substr(begin, end - begin));
+    if (last) {
+      list.closed = true;
+      break;
+    }
+    size_t next = std::string_view::npos;
+    for (std::string_view join : kJoins) {
+      if (text.substr(end, join.size()) != join) continue;
+      next = end + join.size();
+      last = join != ", ";
+      break;
+    }
+    if (next == std::string_view::npos) break;
+    begin = next;
+  }
+  return list;
+}
+
+// The items a copied list skipped: `items` (their copy texts) in the order of the units of one
+// list of `text` that starts with items[0]; that whole list when it is closed, else its units
+// up to the last item; none when no list holds them or two lists disagree.
+std::optional<std::vector<std::string>> list_with_gaps(std::string_view text, const std::vector<std::string>& items) {
+  std::optional<std::vector<std::string>> found;
+  const std::string& first = items.front();
+  for (size_t at = text.find(first); at != std::string_view::npos; at = text.find(first, at + 1)) {
+    if (!span_start(text, at) || !span_end(text, at + first.size())) continue;
+    const List list = list_from(text, at);
+    size_t k = 1, u = 1;
+    for (; k < items.size() && u < list.units.size(); ++u) {
+      if (list.units[u] == items[k]) ++k;
+    }
+    if (k < items.size()) continue;  // not all of the items, in this order
+    if (list.closed) u = list.units.size();
+    std::vector<std::string> filled(list.units.begin(), list.units.begin() + static_cast<std::ptrdiff_t>(u));
+    if (found && *found != filled) return std::nullopt;
+    found = std::move(filled);
+  }
+  return found;
+}
+
 }  // namespace
+
+size_t fill_array_gaps(base::Json& value, const base::SchemaNode& schema, std::string_view text) {
+  size_t added = 0;
+  if (value.is_object()) {
+    for (auto& [key, member] : value.as_object()) {
+      const base::SchemaNode* child = schema.property(key);
+      if (!child && schema.additional == base::SchemaNode::Additional::kSchema) child = schema.additional_schema.get();
+      if (child) added += fill_array_gaps(member, *child, text);
+    }
+    return added;
+  }
+  if (!value.is_array()) return 0;
+  auto& items = value.as_array();
+  if (schema.items) {
+    for (base::Json& item : items) added += fill_array_gaps(item, *schema.items, text);
+  }
+  if (items.empty()) return added;
+  std::vector<std::string> copies;
+  const bool numbers = items.front().is_number();
+  for (const base::Json& item : items) {
+    const std::optional<std::string> t = copy_text(item);
+    if (!t || item.is_number() != numbers || t->empty() || whole_occurrences(text, *t) == 0) return added;
+    for (char c : *t) {
+      if (span_separator(c)) return added;  // one unit each
+    }
+    copies.push_back(*t);
+  }
+  const std::optional<std::vector<std::string>> filled = list_with_gaps(text, copies);
+  if (!filled || filled->size() == items.size()) return added;
+  if (schema.max_items && filled->size() > *schema.max_items) return added;
+  std::vector<base::Json> out;
+  for (const std::string& unit : *filled) {
+    if (!numbers) {
+      out.emplace_back(unit);
+      continue;
+    }
+    base::Result<base::Json> n = base::Json::parse(unit);
+    if (!n.ok() || !n->is_number() || n->dump() != unit) return added;  // a skipped unit is not a number
+    out.push_back(std::move(*n));
+  }
+  added += out.size() - items.size();
+  items = std::move(out);
+  return added;
+}
 
 size_t trim_array_overruns(base::Json& value, const base::SchemaNode& schema, std::string_view text) {
   size_t dropped = 0;

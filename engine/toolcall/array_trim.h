@@ -1,9 +1,10 @@
-// Array overruns (docs/tool-calls.md "Array overruns"): a decoder that copies a list from the
-// request often does not stop after its last item and goes on with junk or repeats
-// (`["galaxy", "red", "daisy", "daisy", "arguments"]`, `[31, 31, 31]`). Once a call is decoded,
-// an array of strings and numbers whose first items are all copies of the conversation is cut
-// before the first item that is not, or that occurs more often in the array than in the
-// conversation. Pure functions, thread-safe.
+// Array overruns and gaps (docs/tool-calls.md "Array overruns"): a decoder that copies a list
+// from the request often does not stop after its last item and goes on with junk or repeats
+// (`["galaxy", "red", "daisy", "daisy", "arguments"]`, `[31, 31, 31]`), or skips an item in the
+// middle. Once a call is decoded, an array of strings and numbers whose first items are all copies
+// of the conversation is cut before the first item that is not, or that occurs more often in the
+// array than in the conversation; then a list of copies that skipped units of the list it was
+// copied from gets them back. Pure functions, thread-safe.
 #pragma once
 
 #include <cstddef>
@@ -14,16 +15,22 @@
 
 namespace dloop::engine::toolcall {
 
-// How often `value` occurs in `text` as a whole unit: starting and ending at word boundaries
-// (spans.h span_start / span_end).
-size_t whole_occurrences(std::string_view text, std::string_view value);
-
 // Cuts the overruns of every array in `value` (walked along `schema`: properties, items,
 // additionalProperties; arrays under anyOf or without a schema are left alone). An array is cut at
 // item k >= 1 when items 0..k-1 are strings or numbers that each occur in `text`
-// (whole_occurrences, numbers as JSON writes them) at least as often as in the array so far, and
+// (spans.h whole_occurrences, numbers as JSON writes them) at least as often as in the array so far, and
 // item k is a string or number that does not; never below the schema's minItems. Returns the
 // number of items dropped.
 size_t trim_array_overruns(base::Json& value, const base::SchemaNode& schema, std::string_view text);
+
+// Fills the items a copied list skipped or stopped short of (`["piano", "red"]` and `["piano"]`
+// for "tags piano, secret and red"): an array (walked as above) of strings or numbers, each one
+// unit copied from `text`, whose items appear in this order in one list of `text` that starts with
+// its first item (units joined by ", " up to one joined by " and " / " or ") becomes that whole
+// list; when the list does not end with an "and" / "or" join (where it ends is not known), only
+// the units between its first item and its last are filled. Left alone when two such lists
+// disagree, when the filled array would pass maxItems, or when an added unit of a number array is
+// not a number. Returns the number of items added.
+size_t fill_array_gaps(base::Json& value, const base::SchemaNode& schema, std::string_view text);
 
 }  // namespace dloop::engine::toolcall

@@ -444,9 +444,7 @@ std::vector<std::string> Infiller::near_spans(const Slot& s, const std::string& 
   std::vector<std::string> out;
   if (value.size() < 4 || value.find('\\') != std::string::npos) return out;
   const std::string& text = prompt_text();
-  for (size_t at = text.find(value); at != std::string::npos; at = text.find(value, at + 1)) {
-    if (span_start(text, at) && span_end(text, at + value.size())) return out;  // copied verbatim
-  }
+  if (whole_occurrences(text, value) > 0) return out;  // copied verbatim
   const size_t limit = std::min<size_t>(value.size() / 2, kMaxRepairEdits);
   size_t best = limit + 1;
   for (size_t i = 0; i < text.size(); ++i) {

@@ -20,20 +20,34 @@ std::string folded(std::string_view s) {
   return out;
 }
 
-// first_mention on a text already folded.
-size_t mention_in_folded(const std::string& t, std::string_view key) {
+// The mentions of `key` in a text already folded: the first only (all false) or all of them.
+std::vector<size_t> mentions_in_folded(const std::string& t, std::string_view key, bool all) {
+  std::vector<size_t> out;
   const std::string k = folded(key);
-  if (k.find_first_not_of(' ') == std::string::npos) return kNotMentioned;
+  if (k.find_first_not_of(' ') == std::string::npos) return out;
   for (size_t at = t.find(k); at != std::string::npos; at = t.find(k, at + 1)) {
     const size_t end = at + k.size();
-    if ((at == 0 || !word_char(t[at - 1])) && (end == t.size() || !word_char(t[end]))) return at;
+    if ((at == 0 || !word_char(t[at - 1])) && (end == t.size() || !word_char(t[end]))) {
+      out.push_back(at);
+      if (!all) break;
+    }
   }
-  return kNotMentioned;
+  return out;
+}
+
+// first_mention on a text already folded.
+size_t mention_in_folded(const std::string& t, std::string_view key) {
+  const std::vector<size_t> at = mentions_in_folded(t, key, false);
+  return at.empty() ? kNotMentioned : at.front();
 }
 
 }  // namespace
 
 size_t first_mention(std::string_view text, std::string_view key) { return mention_in_folded(folded(text), key); }
+
+std::vector<size_t> all_mentions(std::string_view text, std::string_view key) {
+  return mentions_in_folded(folded(text), key, true);
+}
 
 std::string mention_text(const std::vector<ChatMessage>& messages) {
   size_t last = 0;

@@ -24,6 +24,10 @@ inline constexpr size_t kNotMentioned = static_cast<size_t>(-1);
 // characters that are not ASCII letters or digits.
 size_t first_mention(std::string_view text, std::string_view key);
 
+// The byte offsets of every mention of `key` in `text` (as first_mention compares them), in order;
+// each is key.size() bytes long.
+std::vector<size_t> all_mentions(std::string_view text, std::string_view key);
+
 // The text the order reads: the contents of the last user message and of the tool results after
 // it, joined by newlines (the system message, earlier turns and assistant turns are not read).
 std::string mention_text(const std::vector<ChatMessage>& messages);

@@ -19,6 +19,15 @@ bool span_end(std::string_view text, size_t j) {
   return std::strchr(".?!", text[j]) && (j + 1 == text.size() || span_separator(text[j + 1]));
 }
 
+size_t whole_occurrences(std::string_view text, std::string_view value) {
+  if (value.empty()) return 0;
+  size_t n = 0;
+  for (size_t at = text.find(value); at != std::string_view::npos; at = text.find(value, at + 1)) {
+    if (span_start(text, at) && span_end(text, at + value.size())) ++n;
+  }
+  return n;
+}
+
 bool plain_number(std::string_view t, bool integer) {
   if (!t.empty() && t[0] == '-') t.remove_prefix(1);
   const size_t dot = t.find('.');
@@ -93,6 +102,35 @@ size_t capitalised_run(std::string_view text, size_t j) {
   }
   return j;
 }
+
+}  // namespace
+
+std::string_view unit_at(std::string_view text, size_t at) {
+  if (at >= text.size()) return {};
+  const char q = text[at];
+  if (q == '"' || q == '\'') {
+    for (size_t k = at + 1; k < text.size() && text[k] != '\n'; ++k) {
+      if (text[k] == q) return text.substr(at + 1, k - at - 1);
+    }
+    return {};
+  }
+  if (span_separator(q)) return {};
+  size_t end = at + 1;
+  for (;;) {
+    while (!span_end(text, end)) ++end;
+    // A colon between digits stays inside (a time of day: 22:50).
+    if (end + 1 < text.size() && text[end] == ':' && std::isdigit(static_cast<unsigned char>(text[end - 1])) &&
+        std::isdigit(static_cast<unsigned char>(text[end + 1]))) {
+      end += 2;
+      continue;
+    }
+    break;
+  }
+  if (ascii_upper(q)) end = capitalised_run(text, end);
+  return text.substr(at, end - at);
+}
+
+namespace {
 
 bool clean_value(std::string_view s) {
   return std::none_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == '"' || c == '\\'; });

@@ -18,6 +18,10 @@ bool span_separator(char c);
 bool span_start(std::string_view text, size_t i);
 bool span_end(std::string_view text, size_t j);
 
+// How often `value` occurs in `text` as a whole unit: starting and ending at word boundaries
+// (span_start / span_end); 0 for an empty value.
+size_t whole_occurrences(std::string_view text, std::string_view value);
+
 // A JSON number as a number slot writes it: -?digits(.digits)?, no leading zero before digits
 // (an integer slot: no fraction).
 bool plain_number(std::string_view t, bool integer);
@@ -44,5 +48,11 @@ std::vector<std::string> conversation_spans(std::string_view text, size_t max_wo
 // was copied). Distinct, without `"`, `\` or control characters, at most max_bytes long, in order
 // of appearance.
 std::vector<std::string> span_completions(std::string_view text, std::string_view value, size_t max_bytes);
+
+// The unit of `text` that starts at byte `at`: when a quote (`"` or `'`) opens there, the quoted
+// text up to the same quote on the same line (empty when it is not closed); otherwise the span
+// from `at` to its end (span_end; a colon between digits stays inside: `22:50`), and when it starts with an ASCII capital, the capitalised
+// words after it in the same sentence (a name: `Una Carvalho`). Empty at a separator or the end.
+std::string_view unit_at(std::string_view text, size_t at);
 
 }  // namespace dloop::engine::toolcall

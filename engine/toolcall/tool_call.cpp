@@ -16,6 +16,7 @@
 #include "member_order.h"
 #include "schema_support.h"
 #include "spans.h"
+#include "stated.h"
 
 namespace dloop::engine {
 namespace {
@@ -292,15 +293,28 @@ base::Result<ToolCallResult> Engine::run_tool_call(const ToolCallRequest& reques
     }
     base::Json arguments = *args;
     if (request.copy_repair) {
+      const std::string conversation = toolcall::conversation_text(prompt_text);
       base::Json trimmed = arguments;
-      const size_t dropped = toolcall::trim_array_overruns(trimmed, tool.schema.root(), toolcall::conversation_text(prompt_text));
+      const size_t dropped = toolcall::trim_array_overruns(trimmed, tool.schema.root(), conversation);
       if (dropped > 0 && tool.schema.validate(trimmed).ok()) {
         arguments = std::move(trimmed);
         r.array_items_dropped = static_cast<int>(dropped);
       }
+      base::Json filled = arguments;
+      const size_t added = toolcall::fill_array_gaps(filled, tool.schema.root(), conversation);
+      if (added > 0 && tool.schema.validate(filled).ok()) {
+        arguments = std::move(filled);
+        r.array_items_added = static_cast<int>(added);
+      }
+      base::Json stated = arguments;
+      const size_t replaced = toolcall::repair_stated_values(stated, tool.schema.root(), mentions, conversation);
+      if (replaced > 0 && tool.schema.validate(stated).ok()) {
+        arguments = std::move(stated);
+        r.stated_values = static_cast<int>(replaced);
+      }
     }
     const bool key_check = request.key_check.value_or(preset.key_check);
-    if (key_check || request.duplicate_check.value_or(false)) {
+    if (key_check || request.duplicate_check.value_or(false) || request.stated_keys.value_or(false)) {
       toolcall::KeyCheckSpec ks{spec.prefix, spec.suffix, &tool.schema, request.answer_length};
       bool assigned = false;  // the duplicate check scored every assignment already
       if (request.duplicate_check.value_or(key_check)) {
@@ -312,6 +326,15 @@ base::Result<ToolCallResult> Engine::run_tool_call(const ToolCallRequest& reques
         r.values_replaced = dc.changed;
         assigned = dc.assigned;
         arguments = std::move(dc.arguments);
+      }
+      // Values the request states right after their keys' names take those keys, without a pass.
+      if (request.stated_keys.value_or(key_check) && !request.messages.empty()) {
+        if (std::optional<base::Json> stated = toolcall::stated_assignment(tool.schema, arguments, mentions)) {
+          r.keys_stated = true;
+          r.keys_reassigned = r.keys_reassigned || *stated != arguments;
+          arguments = std::move(*stated);
+          assigned = true;
+        }
       }
       if (key_check && !assigned) {
         DLOOP_ASSIGN_OR_RETURN(toolcall::KeyCheckResult kc, toolcall::check_keys(ctx, prompt, ks, arguments));

@@ -121,13 +121,15 @@ int cmd_eval(const std::vector<std::string>& args) {
       .flag({"cache", "MODE", "K/V cache of schema-guided decoding: none, prefix, dual", false, "the effort's preset"})
       .flag({"reuse", "MODE", "prompt reuse of schema-guided decoding: off, system, turns", false,
              "the effort's preset"})
-      .flag({"no-copy-repair", "", "schema-guided decoding keeps values as decoded: no near-copy repair, completion or array overrun cut"})
+      .flag({"no-copy-repair", "", "schema-guided decoding keeps values as decoded: no near-copy repair, completion, array overrun cut or gap fill"})
       .flag({"ground", "", "schema-guided string and number values only as spans of the conversation "
                            "(rows grounded-EFFORT; docs/tool-calls.md \"Grounded values\")"})
       .flag({"no-key-check", "", "schema-guided decoding keeps the values under the keys infilling wrote them "
                                  "(docs/tool-calls.md \"Key check\"; default: the effort's preset)"})
       .flag({"no-duplicate-check", "", "schema-guided decoding keeps a value written under two keys "
                                        "(docs/tool-calls.md \"Duplicate check\"; default: on with the key check)"})
+      .flag({"no-stated-keys", "", "schema-guided decoding does not read which key each value goes under from the "
+                                   "request (docs/tool-calls.md \"Stated keys\"; default: on with the key check)"})
       .flag({"mention-prior", "LOGODDS", "schema-guided decoding: log-odds for the optional arguments and enum values "
                                          "the request names (docs/tool-calls.md \"Mention prior\"; 0: off)", false,
              "2.197 (log 9)"})
@@ -204,6 +206,7 @@ int cmd_eval(const std::vector<std::string>& args) {
       r.mention_log_prior = *mention_prior;
       if (a->has("no-key-check")) r.key_check = false;
       if (a->has("no-duplicate-check")) r.duplicate_check = false;
+      if (a->has("no-stated-keys")) r.stated_keys = false;
       auto res = e.tool_call(r);
       if (!res.ok()) return res.status();
       return Decoded{res->is_call, res->is_call, res->name, res->arguments_json,

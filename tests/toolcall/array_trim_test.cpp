@@ -1,5 +1,6 @@
-// Array overruns (array_trim.h): an array of copies of the conversation is cut before the first
-// item that is not one, or that repeats an item more often than the conversation does.
+// Array overruns and gaps (array_trim.h): an array of copies of the conversation is cut before the
+// first item that is not one, or that repeats an item more often than the conversation does; a
+// list of copies that skipped units of the conversation's list gets them back.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -68,11 +69,65 @@ TEST(ArrayTrim, KeepsMinItemsAndWalksNestedObjects) {
   EXPECT_EQ(trimmed(kTags, R"({"other": ["red", "x"]})", "red"), R"({"other":["red","x"]})");
 }
 
-TEST(ArrayTrim, WholeOccurrences) {
-  EXPECT_EQ(whole_occurrences("red, red and redder", "red"), 2u);
-  EXPECT_EQ(whole_occurrences("rating 431.3", "431"), 0u);
-  EXPECT_EQ(whole_occurrences("rating 431.3", "431.3"), 1u);
-  EXPECT_EQ(whole_occurrences("x", ""), 0u);
+// `args` after fill_array_gaps with `schema` over `text`, compact JSON; *added: its count.
+std::string filled(const std::string& schema_text, const std::string& args, const std::string& text,
+                   size_t* added = nullptr) {
+  auto schema = base::Schema::compile(*base::Json::parse(schema_text));
+  EXPECT_TRUE(schema.ok()) << schema.status().message();
+  base::Json v = *base::Json::parse(args);
+  const size_t n = fill_array_gaps(v, schema->root(), text);
+  if (added) *added = n;
+  return v.dump();
+}
+
+TEST(ArrayGaps, FillsTheUnitsACopiedListSkippedOrStoppedShortOf) {
+  size_t added = 0;
+  EXPECT_EQ(filled(kTags, R"({"tags": ["piano", "red"]})", "set my alarm with tags piano, secret and red.", &added),
+            R"({"tags":["piano","secret","red"]})");
+  EXPECT_EQ(added, 1u);
+  EXPECT_EQ(filled(kTags, R"({"tags": ["a1", "d4"]})", "labels a1, b2, c3, and d4, then go", &added),
+            R"({"tags":["a1","b2","c3","d4"]})");
+  EXPECT_EQ(added, 2u);
+  EXPECT_EQ(filled(kNums, R"({"items": [31, 8]})", "with items 31, 21 or 8"), R"({"items":[31,21,8]})");
+  // A list the copy stopped short of gets its end: the unit after " and " / " or ".
+  EXPECT_EQ(filled(kTags, R"({"tags": ["piano"]})", "tags piano, secret and red and with time 5", &added),
+            R"({"tags":["piano","secret","red"]})");
+  EXPECT_EQ(added, 2u);
+  EXPECT_EQ(filled(kTags, R"({"tags": ["piano", "secret"]})", "tags: piano and secret, city Oslo"),
+            R"({"tags":["piano","secret"]})");
+  // Without that join where the list ends is not known ("city" starts the next phrase): only gaps.
+  EXPECT_EQ(filled(kTags, R"({"tags": ["a1"]})", "labels a1, b2, city Oslo"), R"({"tags":["a1"]})");
+  EXPECT_EQ(filled(kTags, R"({"tags": ["a1", "b2"]})", "labels a1, b2, city Oslo"), R"({"tags":["a1","b2"]})");
+  EXPECT_EQ(filled(kTags, R"({"tags": ["a1", "c3"]})", "labels a1, b2, c3, city Oslo"), R"({"tags":["a1","b2","c3"]})");
+  // " and " followed by no unit does not end a list.
+  EXPECT_EQ(filled(kTags, R"({"tags": ["a1"]})", "labels a1, b2 and 'x'"), R"({"tags":["a1"]})");
+  // A list already whole is left as it is.
+  EXPECT_EQ(filled(kTags, R"({"tags": ["piano", "secret", "red"]})", "tags piano, secret and red", &added),
+            R"({"tags":["piano","secret","red"]})");
+  EXPECT_EQ(added, 0u);
+}
+
+TEST(ArrayGaps, LeavesAloneWhatIsNotOneListOfUnits) {
+  // Items in another order than the conversation's list, or not starting it at the first item.
+  EXPECT_EQ(filled(kTags, R"({"tags": ["red", "piano"]})", "tags piano, secret and red"), R"({"tags":["red","piano"]})");
+  // An item that is not a copy, or one that is not a whole unit.
+  EXPECT_EQ(filled(kTags, R"({"tags": ["piano", "blue"]})", "tags piano, secret and red"), R"({"tags":["piano","blue"]})");
+  EXPECT_EQ(filled(kTags, R"({"tags": ["pian", "red"]})", "tags piano, x and red"), R"({"tags":["pian","red"]})");
+  // Items joined by words that do not make a list ("piano with secret").
+  EXPECT_EQ(filled(kTags, R"({"tags": ["piano", "red"]})", "tags piano with secret and red"),
+            R"({"tags":["piano","red"]})");
+  // Two lists that disagree on what was skipped.
+  EXPECT_EQ(filled(kTags, R"({"tags": ["a", "c"]})", "first a, b and c; then a, x and c"), R"({"tags":["a","c"]})");
+  // Two lists that agree.
+  EXPECT_EQ(filled(kTags, R"({"tags": ["a", "c"]})", "first a, b and c; again a, b and c"), R"({"tags":["a","b","c"]})");
+  // maxItems, and a skipped unit of a number list that is not a number.
+  EXPECT_EQ(filled(R"({"type": "array", "maxItems": 2, "items": {"type": "string"}})", R"(["a", "c"])", "a, b and c"),
+            R"(["a","c"])");
+  EXPECT_EQ(filled(kNums, R"({"items": [31, 8]})", "items 31, twenty and 8"), R"({"items":[31,8]})");
+  // Items in a nested object's array are filled too.
+  EXPECT_EQ(filled(R"({"type": "array", "items": {"type": "object", "properties": {"tags": {"type": "array", "items": {"type": "string"}}}}})",
+                   R"([{"tags": ["a", "c"]}])", "tags a, b and c"),
+            R"([{"tags":["a","b","c"]}])");
 }
 
 }  // namespace

@@ -32,6 +32,12 @@ TEST(MemberOrder, AMentionIsAWholeWord) {
   EXPECT_EQ(first_mention("caf\xc3\xa9 city", "city"), 6u);    // offsets are bytes
 }
 
+TEST(MemberOrder, AllMentionsInOrder) {
+  EXPECT_EQ(all_mentions("City Lyon, then city: Oslo, cities", "city"), (std::vector<size_t>{0, 16}));
+  EXPECT_TRUE(all_mentions("no such name", "city").empty());
+  EXPECT_TRUE(all_mentions("anything", "_").empty());
+}
+
 TEST(MemberOrder, TextIsTheLastUserMessageAndLaterToolResults) {
   const std::vector<ChatMessage> m = {{"system", "city date"},
                                       {"user", "first request, priority high"},

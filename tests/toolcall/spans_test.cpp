@@ -68,6 +68,13 @@ TEST(Spans, LineBreaksQuotesAndLengthEndSpans) {
 
 using Strings = std::vector<std::string>;
 
+TEST(Spans, WholeOccurrences) {
+  EXPECT_EQ(whole_occurrences("red, red and redder", "red"), 2u);
+  EXPECT_EQ(whole_occurrences("rating 431.3", "431"), 0u);
+  EXPECT_EQ(whole_occurrences("rating 431.3", "431.3"), 1u);
+  EXPECT_EQ(whole_occurrences("x", ""), 0u);
+}
+
 TEST(SpanCompletions, TheRestOfAWordAndANamesFollowingCapitalisedWords) {
   EXPECT_EQ(span_completions("Book for Tariq Fontaine, at 9.", "Tari", 64), Strings{"Tariq Fontaine"});
   EXPECT_EQ(span_completions("verify printer with full name Vikram Fontaine, using birthday", "Vikram", 64),

@@ -101,6 +101,10 @@ struct ToolCallRequest {
   // or with one replaced by the same reverse question (docs/tool-calls.md "Duplicate check"): a
   // few passes, only when values repeat. Unset: on wherever the key check is.
   std::optional<bool> duplicate_check;
+  // Before the key check's passes, values the request states right after their keys' names
+  // ("start time 22:50") take those keys (docs/tool-calls.md "Stated keys"); no pass. Unset: on
+  // wherever the key check is.
+  std::optional<bool> stated_keys;
 };
 
 struct ToolCallResult {
@@ -121,9 +125,14 @@ struct ToolCallResult {
   int key_check_assignments = 0;        // assignments the key check scored (0: it did not apply,
                                         // or the duplicate check scored them)
   bool keys_reassigned = false;         // the key check moved values among keys
+  bool keys_stated = false;             // the request stated each value after its key's name:
+                                        // the key check read the assignment without a pass
   int duplicate_check_candidates = 0;   // calls the duplicate check scored (0: no repeated values)
   bool values_replaced = false;         // the duplicate check changed the call
   int array_items_dropped = 0;          // items cut as array overruns (copy_repair)
+  int array_items_added = 0;            // items a copied list skipped, filled (copy_repair)
+  int stated_values = 0;                // broken values replaced by the ones the request states
+                                        // after their keys' names (copy_repair)
   Timings timings;
   ForwardStats forward_stats;          // rows computed vs full passes, prompt rows reused
 };

@@ -1,0 +1,180 @@
+// What the request states outright; see stated.h.
+#include "stated.h"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <set>
+#include <vector>
+
+#include "key_check.h"
+#include "member_order.h"
+#include "spans.h"
+
+namespace dloop::engine::toolcall {
+namespace {
+
+constexpr std::string_view kLinkWords[] = {"is", "set", "to", "as", "of", "at", "equals"};
+constexpr size_t kMaxGap = 16;
+
+bool gap_char(char c) { return c == ' ' || c == ':' || c == '='; }
+
+// The end of the connecting text that starts at `at` (spaces, `:`, `=`, link words each followed
+// by one of those); `at` itself when there is none.
+size_t skip_gap(std::string_view text, size_t at) {
+  size_t j = at;
+  for (;;) {
+    while (j < text.size() && gap_char(text[j])) ++j;
+    size_t k = j;
+    while (k < text.size() && text[k] >= 'a' && text[k] <= 'z') ++k;
+    const std::string_view word = text.substr(j, k - j);
+    if (k == j || k == text.size() || !gap_char(text[k]) ||
+        std::find(std::begin(kLinkWords), std::end(kLinkWords), word) == std::end(kLinkWords)) {
+      return j;
+    }
+    j = k;
+  }
+}
+
+// Where each mention of `key` in `text` ends.
+std::vector<size_t> mention_ends(std::string_view text, std::string_view key) {
+  std::vector<size_t> ends;
+  for (size_t at : all_mentions(text, key)) ends.push_back(at + key.size());
+  return ends;
+}
+
+// Whether the text between a key name ending at `end` and a value starting at `at` connects them:
+// what skip_gap passes over, then at most one opening quote.
+bool connects(std::string_view text, size_t end, size_t at) {
+  if (end >= at || at - end > kMaxGap) return false;
+  size_t j = skip_gap(text, end);
+  if (j < at && (text[j] == '"' || text[j] == '\'')) ++j;
+  return j == at;
+}
+
+// The longest run of bytes `a` and `b` share.
+size_t longest_common_run(std::string_view a, std::string_view b) {
+  std::vector<size_t> prev(b.size() + 1, 0), cur(b.size() + 1, 0);
+  size_t best = 0;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    for (size_t j = 1; j <= b.size(); ++j) {
+      cur[j] = a[i - 1] == b[j - 1] ? prev[j - 1] + 1 : 0;
+      best = std::max(best, cur[j]);
+    }
+    std::swap(prev, cur);
+  }
+  return best;
+}
+
+bool equal_but_case(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+struct Member {
+  base::Json* value;
+  std::string key;
+  const base::SchemaNode* node;
+};
+
+// The string and number members of `v` under `schema` (nested objects too), enum/const literals
+// and members without a declared schema left out.
+void collect_members(base::Json& v, const base::SchemaNode& schema, std::vector<Member>& out) {
+  if (!v.is_object()) return;
+  for (auto& [key, member] : v.as_object()) {
+    const base::SchemaNode* child = schema.property(key);
+    if (!child) continue;
+    if (member.is_object()) {
+      collect_members(member, *child, out);
+    } else if ((member.is_string() || member.is_number()) && !child->enum_values && !child->const_value) {
+      out.push_back({&member, key, child});
+    }
+  }
+}
+
+std::string copy_text(const base::Json& v) { return v.is_string() ? v.as_string() : v.dump(); }
+
+}  // namespace
+
+std::optional<std::string> stated_value(std::string_view text, std::string_view key) {
+  std::optional<std::string> found;
+  for (size_t end : mention_ends(text, key)) {
+    const size_t at = skip_gap(text, end);
+    if (at == end || at - end > kMaxGap) continue;
+    const std::string_view unit = unit_at(text, at);
+    if (unit.empty()) continue;
+    if (found && *found != unit) return std::nullopt;
+    found = std::string(unit);
+  }
+  return found;
+}
+
+std::optional<base::Json> stated_assignment(const base::Schema& schema, const base::Json& arguments,
+                                            std::string_view text) {
+  if (!arguments.is_object()) return std::nullopt;
+  const std::vector<size_t> movable = movable_members(schema, arguments);
+  if (movable.size() < 2) return std::nullopt;
+  const base::Json::Object& members = arguments.as_object();
+  std::vector<std::vector<size_t>> key_ends(movable.size());
+  for (size_t k = 0; k < movable.size(); ++k) key_ends[k] = mention_ends(text, members[movable[k]].first);
+  std::vector<size_t> owner(movable.size());
+  std::vector<bool> taken(movable.size(), false);
+  for (size_t j = 0; j < movable.size(); ++j) {
+    const std::string vt = copy_text(members[movable[j]].second);
+    if (vt.empty()) return std::nullopt;
+    std::set<size_t> keys;
+    for (size_t at = text.find(vt); at != std::string_view::npos; at = text.find(vt, at + 1)) {
+      if (!span_start(text, at) || !span_end(text, at + vt.size())) continue;
+      for (size_t k = 0; k < movable.size(); ++k) {
+        for (size_t end : key_ends[k]) {
+          if (connects(text, end, at)) keys.insert(k);
+        }
+      }
+    }
+    if (keys.size() != 1 || taken[*keys.begin()]) return std::nullopt;
+    owner[j] = *keys.begin();
+    taken[owner[j]] = true;
+  }
+  base::Json out = arguments;
+  base::Json::Object& om = out.as_object();
+  for (size_t j = 0; j < movable.size(); ++j) om[movable[owner[j]]].second = members[movable[j]].second;
+  if (!schema.validate(out).ok()) return std::nullopt;
+  return out;
+}
+
+size_t repair_stated_values(base::Json& arguments, const base::SchemaNode& schema, std::string_view text,
+                            std::string_view conversation) {
+  std::vector<Member> members;
+  collect_members(arguments, schema, members);
+  std::map<std::string, size_t> counts;
+  for (const Member& m : members) ++counts[m.value->dump()];
+  size_t replaced = 0;
+  for (const Member& m : members) {
+    const std::string vt = copy_text(*m.value);
+    const bool repeat = counts[m.value->dump()] > 1;
+    if (!repeat && !vt.empty() && whole_occurrences(conversation, vt) > 0) continue;  // a copy
+    const std::optional<std::string> stated = stated_value(text, m.key);
+    if (!stated || *stated == vt) continue;
+    if (!repeat && (longest_common_run(vt, *stated) < std::min<size_t>(3, stated->size()) ||
+                    equal_but_case(vt, *stated))) {
+      continue;
+    }
+    const bool number = !(m.node->types & base::kSchemaString);
+    if (number) {
+      const bool integer = !(m.node->types & base::kSchemaNumber);
+      if (!plain_number(*stated, integer)) continue;
+      base::Result<base::Json> n = base::Json::parse(*stated);
+      if (!n.ok()) continue;
+      *m.value = std::move(*n);
+    } else if (m.value->is_string()) {
+      *m.value = base::Json(*stated);
+    } else {
+      continue;  // a number under a schema that also takes strings: left as it is
+    }
+    ++replaced;
+  }
+  return replaced;
+}
+
+}  // namespace dloop::engine::toolcall

@@ -1,0 +1,46 @@
+// What the request states outright (docs/tool-calls.md "Stated keys", "Stated values"): a value
+// right after the name of its key ("start time 22:50", "birthday is 2027-06-21",
+// `notes: "bring cake"`, "full name Una Carvalho"). Between the key's name and the value only
+// spaces, `:`, `=` and the words is, set, to, as, of, at, equals (at most 16 bytes); a key's name
+// is found as the member order finds it (member_order.h: case folded, `_` and `-` as spaces,
+// whole words). Pure functions, thread-safe.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "dloop/base/json.h"
+#include "dloop/base/json_schema.h"
+
+namespace dloop::engine::toolcall {
+
+// The value `text` states for `key`: at every mention of the key's name followed by connecting
+// text, the unit that starts there (spans.h unit_at: a quoted string's content, a word, or a
+// name's capitalised words). Returned when all such mentions state the same one; nullopt when
+// none does or two disagree.
+std::optional<std::string> stated_value(std::string_view text, std::string_view key);
+
+// The key check's reading of the request ("Stated keys"): the assignment of the movable members'
+// values (key_check.h movable_members) to their keys that `text` (the request: member_order.h
+// mention_text) states, each value (as a whole unit, spans.h) right after its key's name.
+// Returned when every movable value occurs so after exactly one of the movable members' key
+// names, the values' keys are all different, and the schema accepts the result; nullopt
+// otherwise (fewer than 2 movable members too). The result may be `arguments` itself.
+std::optional<base::Json> stated_assignment(const base::Schema& schema, const base::Json& arguments,
+                                            std::string_view text);
+
+// Copy repair's stated values ("Stated values"): each string or number member of `arguments`
+// (nested objects included; enum/const literals, booleans and arrays left alone) whose value is
+// broken, that is, not a whole unit of `conversation` (spans.h whole_occurrences) or the same
+// value as another such member, gets the value `text` states for its key (stated_value) when
+// there is one that the member's type holds (a number member: a plain JSON number) and, for a
+// value that is not a repeat, the two share a run of at least min(3, stated length) bytes and
+// differ in more than letter case (`Carvalho_name_name_` -> `Una Carvalho`, `2-22-25` ->
+// `2020-02-25`; a value the model wrote in other words, "2026-12-07" for "tomorrow", stays).
+// Returns the number of values replaced; the caller validates the result.
+size_t repair_stated_values(base::Json& arguments, const base::SchemaNode& schema, std::string_view text,
+                            std::string_view conversation);
+
+}  // namespace dloop::engine::toolcall

@@ -1,0 +1,123 @@
+// What the request states outright (stated.h): the key each value is stated with, and the value
+// stated for a key, which replaces a broken one.
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <string>
+
+#include "dloop/base/json.h"
+#include "dloop/base/json_schema.h"
+#include "stated.h"
+
+namespace dloop::engine::toolcall {
+namespace {
+
+using base::Json;
+
+// The assignment the request states (stated_assignment): each value right after its key's name.
+std::string stated(const std::string& schema_text, const std::string& args, const std::string& text) {
+  auto schema = base::Schema::compile(*Json::parse(schema_text));
+  EXPECT_TRUE(schema.ok()) << schema.status().message();
+  const std::optional<Json> out = stated_assignment(*schema, *Json::parse(args), text);
+  return out ? out->dump() : "none";
+}
+
+constexpr const char* kTimes = R"({"type": "object", "properties": {"start_time": {"type": "string"},
+  "birthday": {"type": "string"}, "guests": {"type": "integer"}, "mode": {"enum": ["a", "b"]}}})";
+
+TEST(StatedKeys, ValuesRightAfterTheirKeysNamesTakeThoseKeys) {
+  EXPECT_EQ(stated(kTimes, R"({"start_time": "2027-06-21", "birthday": "22:50"})",
+                   "Book it with start time 22:50 and birthday is 2027-06-21."),
+            R"({"start_time":"22:50","birthday":"2027-06-21"})");
+  // Three values, quotes, `=`, "set to"; an enum stays put.
+  EXPECT_EQ(stated(kTimes, R"({"start_time": "x y", "birthday": "12:00", "guests": 3, "mode": "a"})",
+                   "Start-Time = 12:00, guests set to 3 and birthday: \"x y\""),
+            R"({"start_time":"12:00","birthday":"x y","guests":3,"mode":"a"})");
+  // The text agrees with the call: the call comes back as it is.
+  EXPECT_EQ(stated(kTimes, R"({"start_time": "9", "birthday": "5"})", "start time 9, birthday 5"),
+            R"({"start_time":"9","birthday":"5"})");
+}
+
+TEST(StatedKeys, NoneWhenTheTextDoesNotSayItOnce) {
+  // A value not right after a key name ("for the party").
+  EXPECT_EQ(stated(kTimes, R"({"start_time": "2027", "birthday": "9"})", "start time 9 for the party 2027"), "none");
+  // A value after two key names (here both stated with 9), or two values after one key's name.
+  EXPECT_EQ(stated(kTimes, R"({"start_time": "9", "birthday": "8"})", "start time 9, birthday 9 and 8"), "none");
+  EXPECT_EQ(stated(kTimes, R"({"start_time": "9", "birthday": "8"})", "start time 9 or start time 8"), "none");
+  // A value inside a longer unit is not stated ("90" is not "9").
+  EXPECT_EQ(stated(kTimes, R"({"start_time": "9", "birthday": "8"})", "start time 90, birthday 8"), "none");
+  // Other words between the name and the value.
+  EXPECT_EQ(stated(kTimes, R"({"start_time": "9", "birthday": "8"})", "start time around 9, birthday 8"), "none");
+  // One movable member only, or an assignment the schema rejects (guests must be an integer).
+  EXPECT_EQ(stated(kTimes, R"({"start_time": "9", "mode": "a"})", "start time 9"), "none");
+  EXPECT_EQ(stated(kTimes, R"({"start_time": "x", "guests": 3})", "start time 3, guests x"), "none");
+}
+
+TEST(StatedValues, TheUnitRightAfterAKeysName) {
+  EXPECT_EQ(stated_value("Book it with start time 22:50 and birthday is 2027-06-21.", "birthday"), "2027-06-21");
+  EXPECT_EQ(stated_value("verify it with full name Una Carvalho, using x", "full_name"), "Una Carvalho");
+  EXPECT_EQ(stated_value("dimensions (content 'amber salad', guests 1386)", "content"), "amber salad");
+  EXPECT_EQ(stated_value("dimensions (content 'amber salad', guests 1386)", "guests"), "1386");
+  EXPECT_EQ(stated_value("Email set to lars.khan@acme.io.", "email"), "lars.khan@acme.io");
+  EXPECT_EQ(stated_value("where limit is 90, please", "limit"), "90");
+  EXPECT_EQ(stated_value("where start time is 22:50, and then", "start_time"), "22:50");
+  EXPECT_EQ(stated_value("start time: 9:05:30.", "start_time"), "9:05:30");
+  // Stated twice the same way; stated twice differently; not stated; other words in between.
+  EXPECT_EQ(stated_value("city Oslo, then city Oslo", "city"), "Oslo");
+  EXPECT_EQ(stated_value("city Oslo, then city Bergen", "city"), std::nullopt);
+  EXPECT_EQ(stated_value("no such key here", "city"), std::nullopt);
+  EXPECT_EQ(stated_value("the city, Oslo", "city"), std::nullopt);
+  // The unit after the name, whatever it is: the repair's other conditions decide whether to use it.
+  EXPECT_EQ(stated_value("city around Oslo", "city"), "around");
+  EXPECT_EQ(stated_value("city \"Oslo", "city"), std::nullopt);  // a quote not closed
+}
+
+// `args` after repair_stated_values with `schema`, the request `text` (also the conversation).
+std::string repaired(const std::string& schema_text, const std::string& args, const std::string& text,
+                     size_t* n = nullptr) {
+  auto schema = base::Schema::compile(*Json::parse(schema_text));
+  EXPECT_TRUE(schema.ok()) << schema.status().message();
+  Json v = *Json::parse(args);
+  const size_t r = repair_stated_values(v, schema->root(), text, text);
+  if (n) *n = r;
+  return v.dump();
+}
+
+constexpr const char* kPerson = R"({"type": "object", "properties": {"full_name": {"type": "string"},
+  "birthday": {"type": "string"}, "rating": {"type": "number"}, "guests": {"type": "integer"},
+  "mode": {"enum": ["a", "b"]}, "dimensions": {"type": "object", "properties": {"city": {"type": "string"}}}}})";
+
+TEST(StatedValues, ABrokenValueTakesTheStatedOne) {
+  size_t n = 0;
+  EXPECT_EQ(repaired(kPerson, R"({"full_name": "Carvalho_name_name_", "birthday": "2-22-25"})",
+                     "Add full name Una Carvalho and birthday 2020-02-25.", &n),
+            R"({"full_name":"Una Carvalho","birthday":"2020-02-25"})");
+  EXPECT_EQ(n, 2u);
+  // Numbers, an integer, a nested object's member.
+  EXPECT_EQ(repaired(kPerson, R"({"rating": 11282, "guests": 61, "dimensions": {"city": "Antwerpp"}})",
+                     "rating 112.48, guests 6, dimensions (city Antwerp)"),
+            R"({"rating":112.48,"guests":6,"dimensions":{"city":"Antwerp"}})");
+  // A value repeated under two keys: the one whose key states another value takes it.
+  EXPECT_EQ(repaired(kPerson, R"({"full_name": "pixel", "birthday": "pixel"})", "full name pixel, birthday 2022-04-05"),
+            R"({"full_name":"pixel","birthday":"2022-04-05"})");
+}
+
+TEST(StatedValues, CopiesAndValuesInOtherWordsStay) {
+  size_t n = 0;
+  // A copy of the conversation stays, even when the key states another value.
+  EXPECT_EQ(repaired(kPerson, R"({"full_name": "Omar"})", "full name Una Carvalho, friend Omar", &n),
+            R"({"full_name":"Omar"})");
+  EXPECT_EQ(n, 0u);
+  // Nothing in common with the stated value ("tomorrow"), or only letter case.
+  EXPECT_EQ(repaired(kPerson, R"({"birthday": "2026-12-07"})", "birthday tomorrow"), R"({"birthday":"2026-12-07"})");
+  EXPECT_EQ(repaired(kPerson, R"({"full_name": "Una carvalho"})", "full name Una Carvalho"),
+            R"({"full_name":"Una carvalho"})");
+  // Not stated; a number member whose stated value is not a number; an enum.
+  EXPECT_EQ(repaired(kPerson, R"({"full_name": "Unaa"})", "the name is Una"), R"({"full_name":"Unaa"})");
+  EXPECT_EQ(repaired(kPerson, R"({"guests": 61})", "guests 6x"), R"({"guests":61})");
+  EXPECT_EQ(repaired(kPerson, R"({"guests": 61})", "guests 6.5"), R"({"guests":61})");
+  EXPECT_EQ(repaired(kPerson, R"({"mode": "b"})", "mode a"), R"({"mode":"b"})");
+}
+
+}  // namespace
+}  // namespace dloop::engine::toolcall
