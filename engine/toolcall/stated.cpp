@@ -19,10 +19,12 @@ constexpr size_t kMaxGap = 16;
 
 bool gap_char(char c) { return c == ' ' || c == ':' || c == '='; }
 
-// The end of the connecting text that starts at `at` (spaces, `:`, `=`, link words each followed
-// by one of those); `at` itself when there is none.
+// The end of the connecting text after a key name that ends at `at` (the closing quote of a
+// JSON key, then spaces, `:`, `=`, link words each followed by one of those); `at` itself when
+// there is none.
 size_t skip_gap(std::string_view text, size_t at) {
   size_t j = at;
+  if (j < text.size() && text[j] == '"') ++j;  // "city": "Oslo" in a tool result
   for (;;) {
     while (j < text.size() && gap_char(text[j])) ++j;
     size_t k = j;
@@ -95,58 +97,8 @@ void collect_members(base::Json& v, const base::SchemaNode& schema, std::vector<
 
 std::string copy_text(const base::Json& v) { return v.is_string() ? v.as_string() : v.dump(); }
 
-}  // namespace
-
-std::optional<std::string> stated_value(std::string_view text, std::string_view key) {
-  std::optional<std::string> found;
-  for (size_t end : mention_ends(text, key)) {
-    const size_t at = skip_gap(text, end);
-    if (at == end || at - end > kMaxGap) continue;
-    const std::string_view unit = unit_at(text, at);
-    if (unit.empty()) continue;
-    if (found && *found != unit) return std::nullopt;
-    found = std::string(unit);
-  }
-  return found;
-}
-
-std::optional<base::Json> stated_assignment(const base::Schema& schema, const base::Json& arguments,
-                                            std::string_view text) {
-  if (!arguments.is_object()) return std::nullopt;
-  const std::vector<size_t> movable = movable_members(schema, arguments);
-  if (movable.size() < 2) return std::nullopt;
-  const base::Json::Object& members = arguments.as_object();
-  std::vector<std::vector<size_t>> key_ends(movable.size());
-  for (size_t k = 0; k < movable.size(); ++k) key_ends[k] = mention_ends(text, members[movable[k]].first);
-  std::vector<size_t> owner(movable.size());
-  std::vector<bool> taken(movable.size(), false);
-  for (size_t j = 0; j < movable.size(); ++j) {
-    const std::string vt = copy_text(members[movable[j]].second);
-    if (vt.empty()) return std::nullopt;
-    std::set<size_t> keys;
-    for (size_t at = text.find(vt); at != std::string_view::npos; at = text.find(vt, at + 1)) {
-      if (!span_start(text, at) || !span_end(text, at + vt.size())) continue;
-      for (size_t k = 0; k < movable.size(); ++k) {
-        for (size_t end : key_ends[k]) {
-          if (connects(text, end, at)) keys.insert(k);
-        }
-      }
-    }
-    if (keys.size() != 1 || taken[*keys.begin()]) return std::nullopt;
-    owner[j] = *keys.begin();
-    taken[owner[j]] = true;
-  }
-  base::Json out = arguments;
-  base::Json::Object& om = out.as_object();
-  for (size_t j = 0; j < movable.size(); ++j) om[movable[owner[j]]].second = members[movable[j]].second;
-  if (!schema.validate(out).ok()) return std::nullopt;
-  return out;
-}
-
-size_t repair_stated_values(base::Json& arguments, const base::SchemaNode& schema, std::string_view text,
-                            std::string_view conversation) {
-  std::vector<Member> members;
-  collect_members(arguments, schema, members);
+// One round of repair_stated_values over `members`; the number of values replaced.
+size_t repair_round(std::vector<Member>& members, std::string_view text, std::string_view conversation) {
   std::map<std::string, size_t> counts;
   for (const Member& m : members) ++counts[m.value->dump()];
   size_t replaced = 0;
@@ -173,6 +125,75 @@ size_t repair_stated_values(base::Json& arguments, const base::SchemaNode& schem
       continue;  // a number under a schema that also takes strings: left as it is
     }
     ++replaced;
+  }
+  return replaced;
+}
+
+}  // namespace
+
+std::optional<std::string> stated_value(std::string_view text, std::string_view key) {
+  std::optional<std::string> found;
+  for (size_t end : mention_ends(text, key)) {
+    const size_t at = skip_gap(text, end);
+    if (at == end || at - end > kMaxGap) continue;
+    const std::string_view unit = unit_at(text, at);
+    if (unit.empty()) continue;
+    if (found && *found != unit) return std::nullopt;
+    found = std::string(unit);
+  }
+  return found;
+}
+
+std::optional<base::Json> stated_assignment(const base::Schema& schema, const base::Json& arguments,
+                                            std::string_view text) {
+  if (!arguments.is_object()) return std::nullopt;
+  const std::vector<size_t> movable = movable_members(schema, arguments);
+  if (movable.size() < 2) return std::nullopt;
+  const base::Json::Object& members = arguments.as_object();
+  std::vector<std::vector<size_t>> key_ends(movable.size());
+  for (size_t k = 0; k < movable.size(); ++k) key_ends[k] = mention_ends(text, members[movable[k]].first);
+  constexpr size_t kFree = static_cast<size_t>(-1);
+  std::vector<size_t> owner(movable.size(), kFree);
+  std::vector<bool> taken(movable.size(), false);
+  size_t free_value = kFree;
+  for (size_t j = 0; j < movable.size(); ++j) {
+    const std::string vt = copy_text(members[movable[j]].second);
+    if (vt.empty()) return std::nullopt;
+    std::set<size_t> keys;
+    for (size_t at = text.find(vt); at != std::string_view::npos; at = text.find(vt, at + 1)) {
+      if (!span_start(text, at) || !span_end(text, at + vt.size())) continue;
+      for (size_t k = 0; k < movable.size(); ++k) {
+        for (size_t end : key_ends[k]) {
+          if (connects(text, end, at)) keys.insert(k);
+        }
+      }
+    }
+    if (keys.empty() && free_value == kFree) {  // one value stated with no key: it takes the key left
+      free_value = j;
+      continue;
+    }
+    if (keys.size() != 1 || taken[*keys.begin()]) return std::nullopt;
+    owner[j] = *keys.begin();
+    taken[owner[j]] = true;
+  }
+  if (free_value != kFree) owner[free_value] = static_cast<size_t>(std::find(taken.begin(), taken.end(), false) - taken.begin());
+  base::Json out = arguments;
+  base::Json::Object& om = out.as_object();
+  for (size_t j = 0; j < movable.size(); ++j) om[movable[owner[j]]].second = members[movable[j]].second;
+  if (!schema.validate(out).ok()) return std::nullopt;
+  return out;
+}
+
+size_t repair_stated_values(base::Json& arguments, const base::SchemaNode& schema, std::string_view text,
+                            std::string_view conversation) {
+  std::vector<Member> members;
+  collect_members(arguments, schema, members);
+  size_t replaced = 0;
+  // Rounds: a value replaced by a copy can make another member's value a repeat.
+  for (size_t round = 0; round <= members.size(); ++round) {
+    const size_t before = replaced;
+    replaced += repair_round(members, text, conversation);
+    if (replaced == before) break;
   }
   return replaced;
 }

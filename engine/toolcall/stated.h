@@ -3,7 +3,8 @@
 // `notes: "bring cake"`, "full name Una Carvalho"). Between the key's name and the value only
 // spaces, `:`, `=` and the words is, set, to, as, of, at, equals (at most 16 bytes); a key's name
 // is found as the member order finds it (member_order.h: case folded, `_` and `-` as spaces,
-// whole words). Pure functions, thread-safe.
+// whole words; the closing quote of a JSON key in a tool result is passed over: `"city": "Oslo"`).
+// Pure functions, thread-safe.
 #pragma once
 
 #include <cstddef>
@@ -25,9 +26,10 @@ std::optional<std::string> stated_value(std::string_view text, std::string_view 
 // The key check's reading of the request ("Stated keys"): the assignment of the movable members'
 // values (key_check.h movable_members) to their keys that `text` (the request: member_order.h
 // mention_text) states, each value (as a whole unit, spans.h) right after its key's name.
-// Returned when every movable value occurs so after exactly one of the movable members' key
-// names, the values' keys are all different, and the schema accepts the result; nullopt
-// otherwise (fewer than 2 movable members too). The result may be `arguments` itself.
+// Returned when every movable value but at most one occurs so after exactly one of the movable
+// members' key names, the values' keys are all different (a value stated after none takes the
+// key left), and the schema accepts the result; nullopt otherwise (fewer than 2 movable members
+// too). The result may be `arguments` itself.
 std::optional<base::Json> stated_assignment(const base::Schema& schema, const base::Json& arguments,
                                             std::string_view text);
 
@@ -39,6 +41,7 @@ std::optional<base::Json> stated_assignment(const base::Schema& schema, const ba
 // value that is not a repeat, the two share a run of at least min(3, stated length) bytes and
 // differ in more than letter case (`Carvalho_name_name_` -> `Una Carvalho`, `2-22-25` ->
 // `2020-02-25`; a value the model wrote in other words, "2026-12-07" for "tomorrow", stays).
+// Repeated in rounds while values change (a value replaced by a copy can make another a repeat).
 // Returns the number of values replaced; the caller validates the result.
 size_t repair_stated_values(base::Json& arguments, const base::SchemaNode& schema, std::string_view text,
                             std::string_view conversation);

@@ -33,21 +33,29 @@ TEST(StatedKeys, ValuesRightAfterTheirKeysNamesTakeThoseKeys) {
   EXPECT_EQ(stated(kTimes, R"({"start_time": "x y", "birthday": "12:00", "guests": 3, "mode": "a"})",
                    "Start-Time = 12:00, guests set to 3 and birthday: \"x y\""),
             R"({"start_time":"12:00","birthday":"x y","guests":3,"mode":"a"})");
+  // A key stated in a tool result's JSON; one value stated after no key name takes the key left.
+  EXPECT_EQ(stated(kTimes, R"({"start_time": "CRT-7", "birthday": "pixel", "guests": 2})",
+                   "{\"start_time\": \"pixel\", \"n\": 2}\nbirthday CRT-7"),
+            R"({"start_time":"pixel","birthday":"CRT-7","guests":2})");
   // The text agrees with the call: the call comes back as it is.
   EXPECT_EQ(stated(kTimes, R"({"start_time": "9", "birthday": "5"})", "start time 9, birthday 5"),
             R"({"start_time":"9","birthday":"5"})");
 }
 
 TEST(StatedKeys, NoneWhenTheTextDoesNotSayItOnce) {
-  // A value not right after a key name ("for the party").
-  EXPECT_EQ(stated(kTimes, R"({"start_time": "2027", "birthday": "9"})", "start time 9 for the party 2027"), "none");
+  // One value not right after a key name ("for the party 2027") takes the key left; two do not.
+  EXPECT_EQ(stated(kTimes, R"({"start_time": "2027", "birthday": "9"})", "start time 9 for the party 2027"),
+            R"({"start_time":"9","birthday":"2027"})");
+  EXPECT_EQ(stated(kTimes, R"({"start_time": "2027", "birthday": "9", "guests": 1})", "the 9 for the party 2027, guests 1"),
+            "none");
   // A value after two key names (here both stated with 9), or two values after one key's name.
   EXPECT_EQ(stated(kTimes, R"({"start_time": "9", "birthday": "8"})", "start time 9, birthday 9 and 8"), "none");
   EXPECT_EQ(stated(kTimes, R"({"start_time": "9", "birthday": "8"})", "start time 9 or start time 8"), "none");
-  // A value inside a longer unit is not stated ("90" is not "9").
-  EXPECT_EQ(stated(kTimes, R"({"start_time": "9", "birthday": "8"})", "start time 90, birthday 8"), "none");
-  // Other words between the name and the value.
-  EXPECT_EQ(stated(kTimes, R"({"start_time": "9", "birthday": "8"})", "start time around 9, birthday 8"), "none");
+  // A value inside a longer unit is not stated ("90" is not "9"), nor one after other words.
+  EXPECT_EQ(stated(kTimes, R"({"start_time": "9", "birthday": "8", "guests": 1})", "start time 90, birthday 88 9 8, guests 1"), "none");
+  EXPECT_EQ(stated(kTimes, R"({"start_time": "9", "birthday": "8", "guests": 1})", "start time around 9, birthday around 8, guests 1"), "none");
+  // Two values stated after no key name.
+  EXPECT_EQ(stated(kTimes, R"({"start_time": "9", "birthday": "8", "guests": 3})", "9 and 8, guests 3"), "none");
   // One movable member only, or an assignment the schema rejects (guests must be an integer).
   EXPECT_EQ(stated(kTimes, R"({"start_time": "9", "mode": "a"})", "start time 9"), "none");
   EXPECT_EQ(stated(kTimes, R"({"start_time": "x", "guests": 3})", "start time 3, guests x"), "none");
@@ -97,6 +105,12 @@ TEST(StatedValues, ABrokenValueTakesTheStatedOne) {
   EXPECT_EQ(repaired(kPerson, R"({"rating": 11282, "guests": 61, "dimensions": {"city": "Antwerpp"}})",
                      "rating 112.48, guests 6, dimensions (city Antwerp)"),
             R"({"rating":112.48,"guests":6,"dimensions":{"city":"Antwerp"}})");
+  // A value stated in a tool result's JSON.
+  EXPECT_EQ(repaired(kPerson, R"({"full_name": "Una_Carvalhoo"})", "{\"full_name\": \"Una Carvalho\"}"),
+            R"({"full_name":"Una Carvalho"})");
+  // A value replaced by a copy makes another a repeat, which the next round replaces.
+  EXPECT_EQ(repaired(kPerson, R"({"full_name": "INV-692", "birthday": "INV-69"})", "full name Una, birthday INV-692"),
+            R"({"full_name":"Una","birthday":"INV-692"})");
   // A value repeated under two keys: the one whose key states another value takes it.
   EXPECT_EQ(repaired(kPerson, R"({"full_name": "pixel", "birthday": "pixel"})", "full name pixel, birthday 2022-04-05"),
             R"({"full_name":"pixel","birthday":"2022-04-05"})");
