@@ -78,10 +78,11 @@ struct Member {
   base::Json* value;
   std::string key;
   const base::SchemaNode* node;
+  bool literal;  // an enum/const literal: counted for repeats, never replaced
 };
 
-// The string and number members of `v` under `schema` (nested objects too), enum/const literals
-// and members without a declared schema left out.
+// The string and number members of `v` under `schema` (nested objects too); members without a
+// declared schema left out.
 void collect_members(base::Json& v, const base::SchemaNode& schema, std::vector<Member>& out) {
   if (!v.is_object()) return;
   for (auto& [key, member] : v.as_object()) {
@@ -89,8 +90,8 @@ void collect_members(base::Json& v, const base::SchemaNode& schema, std::vector<
     if (!child) continue;
     if (member.is_object()) {
       collect_members(member, *child, out);
-    } else if ((member.is_string() || member.is_number()) && !child->enum_values && !child->const_value) {
-      out.push_back({&member, key, child});
+    } else if (member.is_string() || member.is_number()) {
+      out.push_back({&member, key, child, child->enum_values || child->const_value});
     }
   }
 }
@@ -103,14 +104,20 @@ size_t repair_round(std::vector<Member>& members, std::string_view text, std::st
   for (const Member& m : members) ++counts[m.value->dump()];
   size_t replaced = 0;
   for (const Member& m : members) {
+    if (m.literal) continue;
     const std::string vt = copy_text(*m.value);
     const bool repeat = counts[m.value->dump()] > 1;
-    if (!repeat && !vt.empty() && whole_occurrences(conversation, vt) > 0) continue;  // a copy
+    const bool copy = !vt.empty() && whole_occurrences(conversation, vt) > 0;
     const std::optional<std::string> stated = stated_value(text, m.key);
     if (!stated || *stated == vt) continue;
-    if (!repeat && (longest_common_run(vt, *stated) < std::min<size_t>(3, stated->size()) ||
-                    equal_but_case(vt, *stated))) {
-      continue;
+    if (!repeat) {
+      if (copy) {
+        // A copy stays, unless it is a part of the value stated for its key (`Berg` of `Una Berg`).
+        if (whole_occurrences(*stated, vt) == 0) continue;
+      } else if (longest_common_run(vt, *stated) < std::min<size_t>(3, stated->size()) ||
+                 equal_but_case(vt, *stated)) {
+        continue;
+      }
     }
     const bool number = !(m.node->types & base::kSchemaString);
     if (number) {

@@ -34,13 +34,16 @@ std::optional<base::Json> stated_assignment(const base::Schema& schema, const ba
                                             std::string_view text);
 
 // Copy repair's stated values ("Stated values"): each string or number member of `arguments`
-// (nested objects included; enum/const literals, booleans and arrays left alone) whose value is
-// broken, that is, not a whole unit of `conversation` (spans.h whole_occurrences) or the same
-// value as another such member, gets the value `text` states for its key (stated_value) when
-// there is one that the member's type holds (a number member: a plain JSON number) and, for a
-// value that is not a repeat, the two share a run of at least min(3, stated length) bytes and
-// differ in more than letter case (`Carvalho_name_name_` -> `Una Carvalho`, `2-22-25` ->
-// `2020-02-25`; a value the model wrote in other words, "2026-12-07" for "tomorrow", stays).
+// (nested objects included; enum/const literals, booleans and arrays left alone) gets the value
+// `text` states for its key (stated_value), when there is one that the member's type holds (a
+// number member: a plain JSON number), and the member's value is
+// - the same value as another string or number member's (literals included), or
+// - not a whole unit of `conversation` (spans.h whole_occurrences) but sharing a run of at least
+//   min(3, stated length) bytes with the stated value, and differing in more than letter case
+//   (`Carvalho_name_name_` -> `Una Carvalho`, `2-22-25` -> `2020-02-25`; a value the model wrote
+//   in other words, "2026-12-07" for "tomorrow", stays), or
+// - a whole unit of `conversation` that is a whole unit of the stated value too (`Berg` -> `Una
+//   Berg`).
 // Repeated in rounds while values change (a value replaced by a copy can make another a repeat).
 // Returns the number of values replaced; the caller validates the result.
 size_t repair_stated_values(base::Json& arguments, const base::SchemaNode& schema, std::string_view text,

@@ -292,8 +292,17 @@ base::Result<ToolCallResult> Engine::run_tool_call(const ToolCallRequest& reques
                                   valid.message() + " in " + filled.text);
     }
     base::Json arguments = *args;
+    const std::string conversation = request.copy_repair ? toolcall::conversation_text(prompt_text) : std::string();
+    // Copy repair's stated values (run again once the checks have moved values among keys).
+    auto repair_stated = [&] {
+      base::Json stated = arguments;
+      const size_t replaced = toolcall::repair_stated_values(stated, tool.schema.root(), mentions, conversation);
+      if (replaced > 0 && tool.schema.validate(stated).ok()) {
+        arguments = std::move(stated);
+        r.stated_values += static_cast<int>(replaced);
+      }
+    };
     if (request.copy_repair) {
-      const std::string conversation = toolcall::conversation_text(prompt_text);
       base::Json trimmed = arguments;
       const size_t dropped = toolcall::trim_array_overruns(trimmed, tool.schema.root(), conversation);
       if (dropped > 0 && tool.schema.validate(trimmed).ok()) {
@@ -306,12 +315,7 @@ base::Result<ToolCallResult> Engine::run_tool_call(const ToolCallRequest& reques
         arguments = std::move(filled);
         r.array_items_added = static_cast<int>(added);
       }
-      base::Json stated = arguments;
-      const size_t replaced = toolcall::repair_stated_values(stated, tool.schema.root(), mentions, conversation);
-      if (replaced > 0 && tool.schema.validate(stated).ok()) {
-        arguments = std::move(stated);
-        r.stated_values = static_cast<int>(replaced);
-      }
+      repair_stated();
     }
     const bool key_check = request.key_check.value_or(preset.key_check);
     if (key_check || request.duplicate_check.value_or(false) || request.stated_keys.value_or(false)) {
@@ -344,6 +348,7 @@ base::Result<ToolCallResult> Engine::run_tool_call(const ToolCallRequest& reques
         r.keys_reassigned = kc.changed;
         arguments = std::move(kc.arguments);
       }
+      if (request.copy_repair && (r.keys_reassigned || r.values_replaced)) repair_stated();
     }
     r.is_call = true;
     r.name = tool.def->name;

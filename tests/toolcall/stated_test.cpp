@@ -105,6 +105,10 @@ TEST(StatedValues, ABrokenValueTakesTheStatedOne) {
   EXPECT_EQ(repaired(kPerson, R"({"rating": 11282, "guests": 61, "dimensions": {"city": "Antwerpp"}})",
                      "rating 112.48, guests 6, dimensions (city Antwerp)"),
             R"({"rating":112.48,"guests":6,"dimensions":{"city":"Antwerp"}})");
+  // The same value as an enum member's; a copy that is a part of the stated value.
+  EXPECT_EQ(repaired(kPerson, R"({"full_name": "a", "mode": "a"})", "with a as mode, full name Una"),
+            R"({"full_name":"Una","mode":"a"})");
+  EXPECT_EQ(repaired(kPerson, R"({"full_name": "Berg"})", "where full name is Una Berg."), R"({"full_name":"Una Berg"})");
   // A value stated in a tool result's JSON.
   EXPECT_EQ(repaired(kPerson, R"({"full_name": "Una_Carvalhoo"})", "{\"full_name\": \"Una Carvalho\"}"),
             R"({"full_name":"Una Carvalho"})");
