@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 #include <map>
 #include <set>
 #include <vector>
@@ -203,6 +204,94 @@ size_t repair_stated_values(base::Json& arguments, const base::SchemaNode& schem
     if (replaced == before) break;
   }
   return replaced;
+}
+
+namespace {
+
+bool letter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+
+// Whether a clause boundary word starts at byte i of `text`: then, afterwards, after that, next,
+// finally (any case, whole words).
+size_t boundary_word(std::string_view text, size_t i) {
+  static constexpr std::string_view kWords[] = {"after that", "afterwards", "then", "next", "finally"};
+  if (i > 0 && letter(text[i - 1])) return 0;
+  for (std::string_view w : kWords) {
+    if (text.size() - i < w.size()) continue;
+    bool same = true;
+    for (size_t k = 0; k < w.size() && same; ++k) same = std::tolower(static_cast<unsigned char>(text[i + k])) == w[k];
+    if (same && (i + w.size() == text.size() || !letter(text[i + w.size()]))) return w.size();
+  }
+  return 0;
+}
+
+// The clauses of `text`: cut at sentence ends and before boundary words.
+std::vector<std::string_view> clauses(std::string_view text) {
+  std::vector<std::string_view> out;
+  size_t begin = 0;
+  auto cut = [&](size_t end) {
+    if (end > begin) out.push_back(text.substr(begin, end - begin));
+    begin = end;
+  };
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (std::strchr(".?!", text[i]) && i + 1 < text.size() && std::isspace(static_cast<unsigned char>(text[i + 1]))) {
+      cut(i + 1);
+    } else if (boundary_word(text, i) > 0) {
+      cut(i);
+      i += boundary_word(text, i) - 1;
+    }
+  }
+  cut(text.size());
+  return out;
+}
+
+}  // namespace
+
+std::optional<std::string> call_scope(const std::vector<ChatMessage>& messages, std::string_view tool_name) {
+  size_t last = messages.size();
+  for (size_t i = 0; i < messages.size(); ++i) {
+    if (messages[i].role == "user") last = i;
+  }
+  if (last == messages.size()) return std::nullopt;
+  const std::vector<std::string_view> parts = clauses(messages[last].content);
+  if (parts.size() < 2) return std::nullopt;
+  std::vector<std::string> words;
+  for (size_t at = 0; at <= tool_name.size();) {
+    size_t end = tool_name.find('_', at);
+    if (end == std::string_view::npos) end = tool_name.size();
+    if (end - at >= 3) words.emplace_back(tool_name.substr(at, end - at));
+    at = end + 1;
+  }
+  size_t best = 0, best_score = 0;
+  bool tie = false;
+  for (size_t c = 0; c < parts.size(); ++c) {
+    size_t score = 0;
+    for (const std::string& w : words) score += first_mention(parts[c], w) != kNotMentioned ? 1 : 0;
+    if (score > best_score) {
+      best = c;
+      best_score = score;
+      tie = false;
+    } else if (score == best_score) {
+      tie = true;
+    }
+  }
+  if (best_score == 0 || tie) return std::nullopt;
+  std::string scope(parts[best]);
+  for (size_t i = last + 1; i < messages.size(); ++i) {
+    if (messages[i].role == "tool") scope += "\n" + messages[i].content;
+  }
+  return scope;
+}
+
+size_t drop_other_calls_arguments(base::Json& arguments, const base::SchemaNode& schema, std::string_view scope,
+                                  std::string_view text) {
+  if (!arguments.is_object()) return 0;
+  base::Json::Object& members = arguments.as_object();
+  const size_t before = members.size();
+  std::erase_if(members, [&](const auto& m) {
+    return schema.property(m.first) && !schema.is_required(m.first) && first_mention(scope, m.first) == kNotMentioned &&
+           first_mention(text, m.first) != kNotMentioned;
+  });
+  return before - members.size();
 }
 
 }  // namespace dloop::engine::toolcall

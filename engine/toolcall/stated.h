@@ -12,8 +12,11 @@
 #include <string>
 #include <string_view>
 
+#include <vector>
+
 #include "dloop/base/json.h"
 #include "dloop/base/json_schema.h"
+#include "dloop/engine/chat.h"
 
 namespace dloop::engine::toolcall {
 
@@ -48,5 +51,23 @@ std::optional<base::Json> stated_assignment(const base::Schema& schema, const ba
 // Returns the number of values replaced; the caller validates the result.
 size_t repair_stated_values(base::Json& arguments, const base::SchemaNode& schema, std::string_view text,
                             std::string_view conversation);
+
+// The call's scope ("Call scope"): a request that asks for several actions ("archive my expense
+// with content "pixel". After that, search for library loan author: Emil Lund, then convert the
+// password using rating 13.6") states each call's values in its own clause. The last user
+// message is cut into clauses at sentence ends (`.`, `?`, `!` before whitespace) and before the
+// words then, afterwards, after that, next, finally (whole words, any case); the clause that
+// names the most words of `tool_name` (its `_`-separated words of 3 letters or more, found as
+// member_order.h finds key names) is the call's, when exactly one names the most and at least
+// one word. The scope is that clause and, after it, each tool result after the last user
+// message on a line of its own; nullopt when the message is one clause or no clause stands out.
+std::optional<std::string> call_scope(const std::vector<ChatMessage>& messages, std::string_view tool_name);
+
+// Drops the optional top-level members of `arguments` whose key `scope` does not mention but
+// `text` (the whole mention text) does: an argument the request gives another call
+// (`"limit": 1498` for "... and afterwards show me my contact using limit 1498"). Returns the
+// number dropped; the caller validates the result.
+size_t drop_other_calls_arguments(base::Json& arguments, const base::SchemaNode& schema, std::string_view scope,
+                                  std::string_view text);
 
 }  // namespace dloop::engine::toolcall

@@ -293,10 +293,13 @@ base::Result<ToolCallResult> Engine::run_tool_call(const ToolCallRequest& reques
     }
     base::Json arguments = *args;
     const std::string conversation = request.copy_repair ? toolcall::conversation_text(prompt_text) : std::string();
+    // What the request says about this call: its clause when it asks for several actions.
+    const std::optional<std::string> scope = toolcall::call_scope(request.messages, tool.def->name);
+    const std::string& scoped = scope ? *scope : mentions;
     // Copy repair's stated values (run again once the checks have moved values among keys).
     auto repair_stated = [&] {
       base::Json stated = arguments;
-      const size_t replaced = toolcall::repair_stated_values(stated, tool.schema.root(), mentions, conversation);
+      const size_t replaced = toolcall::repair_stated_values(stated, tool.schema.root(), scoped, conversation);
       if (replaced > 0 && tool.schema.validate(stated).ok()) {
         arguments = std::move(stated);
         r.stated_values += static_cast<int>(replaced);
@@ -314,6 +317,14 @@ base::Result<ToolCallResult> Engine::run_tool_call(const ToolCallRequest& reques
       if (added > 0 && tool.schema.validate(filled).ok()) {
         arguments = std::move(filled);
         r.array_items_added = static_cast<int>(added);
+      }
+      if (scope) {
+        base::Json kept = arguments;
+        const size_t dropped_args = toolcall::drop_other_calls_arguments(kept, tool.schema.root(), *scope, mentions);
+        if (dropped_args > 0 && tool.schema.validate(kept).ok()) {
+          arguments = std::move(kept);
+          r.other_calls_arguments_dropped = static_cast<int>(dropped_args);
+        }
       }
       repair_stated();
     }
@@ -333,7 +344,7 @@ base::Result<ToolCallResult> Engine::run_tool_call(const ToolCallRequest& reques
       }
       // Values the request states right after their keys' names take those keys, without a pass.
       if (request.stated_keys.value_or(key_check) && !request.messages.empty()) {
-        if (std::optional<base::Json> stated = toolcall::stated_assignment(tool.schema, arguments, mentions)) {
+        if (std::optional<base::Json> stated = toolcall::stated_assignment(tool.schema, arguments, scoped)) {
           r.keys_stated = true;
           r.keys_reassigned = r.keys_reassigned || *stated != arguments;
           arguments = std::move(*stated);

@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "dloop/base/json.h"
 #include "dloop/base/json_schema.h"
@@ -135,6 +136,44 @@ TEST(StatedValues, CopiesAndValuesInOtherWordsStay) {
   EXPECT_EQ(repaired(kPerson, R"({"guests": 61})", "guests 6x"), R"({"guests":61})");
   EXPECT_EQ(repaired(kPerson, R"({"guests": 61})", "guests 6.5"), R"({"guests":61})");
   EXPECT_EQ(repaired(kPerson, R"({"mode": "b"})", "mode a"), R"({"mode":"b"})");
+}
+
+TEST(CallScope, TheClauseThatNamesTheTool) {
+  const std::vector<ChatMessage> m = {
+      {"system", "tools"},
+      {"user", "I want to archive my expense with content \"pixel\". After that, search for library loan author: "
+               "Emil Lund, then convert the password using rating 13.6."},
+      {"assistant", "<tool_call>{}</tool_call>"},
+      {"tool", "{\"price\": 433.8}"}};
+  EXPECT_EQ(call_scope(m, "search_library_loan"), "After that, search for library loan author: Emil Lund, \n{\"price\": 433.8}");
+  EXPECT_EQ(call_scope(m, "archive_expense"), "I want to archive my expense with content \"pixel\".\n{\"price\": 433.8}");
+  EXPECT_EQ(call_scope(m, "convert_password"), "then convert the password using rating 13.6.\n{\"price\": 433.8}");
+  // No clause names the tool, or two name it as often: no scope.
+  EXPECT_EQ(call_scope(m, "book_flight"), std::nullopt);
+  EXPECT_EQ(call_scope({{"user", "Book the hotel. Then cancel the hotel."}}, "get_hotel"), std::nullopt);
+  // The most words win: "cancel" and "hotel".
+  EXPECT_EQ(call_scope({{"user", "Book the hotel. Then cancel the hotel."}}, "cancel_hotel"), "Then cancel the hotel.");
+  // One clause, or no user message: no scope.
+  EXPECT_EQ(call_scope({{"user", "Book the hotel with city Oslo"}}, "book_hotel"), std::nullopt);
+  EXPECT_EQ(call_scope({{"system", "x"}}, "book_hotel"), std::nullopt);
+  // Boundary words are whole words ("authentic" holds no "then"), in any case.
+  EXPECT_EQ(call_scope({{"user", "Rate the authentic cafe NEXT book the hotel"}}, "book_hotel"), "NEXT book the hotel");
+}
+
+TEST(CallScope, ArgumentsGivenToAnotherCallAreDropped) {
+  auto schema = base::Schema::compile(*Json::parse(R"({"type": "object", "properties": {"employee": {"type": "string"},
+    "overwrite": {"type": "boolean"}, "limit": {"type": "integer"}, "city": {"type": "string"}}, "required": ["employee"]})"));
+  ASSERT_TRUE(schema.ok());
+  const std::string text = "Call off translation where employee is Sofia, and afterwards show me my contact using limit 1498";
+  const std::string scope = "Call off translation where employee is Sofia, and ";
+  Json v = *Json::parse(R"({"employee": "Sofia", "overwrite": false, "limit": 1498, "city": "Oslo"})");
+  // limit is mentioned in another clause only: dropped; overwrite and city are mentioned nowhere: kept.
+  EXPECT_EQ(drop_other_calls_arguments(v, schema->root(), scope, text), 1u);
+  EXPECT_EQ(v.dump(), R"({"employee":"Sofia","overwrite":false,"city":"Oslo"})");
+  // A required member stays even when another clause names it.
+  Json w = *Json::parse(R"({"employee": "Sofia"})");
+  EXPECT_EQ(drop_other_calls_arguments(w, schema->root(), "show me my contact", "employee Sofia; show me my contact"), 0u);
+  EXPECT_EQ(w.dump(), R"({"employee":"Sofia"})");
 }
 
 }  // namespace

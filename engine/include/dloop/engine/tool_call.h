@@ -80,7 +80,10 @@ struct ToolCallRequest {
   // short of the unit of the conversation it begins (a word, a name, a quoted string) is completed
   // to it; one not found in the conversation but within a small edit distance of spans of it
   // becomes a choice among them, scored by the model; an array of copies is cut before the first
-  // item that is not one ("Array overruns").
+  // item that is not one, and gets the items of the list it was copied from that it skipped
+  // ("Array gaps and list ends"); a broken or repeated value takes the value the request states
+  // right after its key's name ("Stated values"); an optional argument the request gives another
+  // call is dropped ("Call scope").
   bool copy_repair = true;
   // String and number values may only be spans of the conversation outside the system turn
   // (docs/tool-calls.md "Grounded values"): for extraction-style tools whose values must come from
@@ -133,6 +136,8 @@ struct ToolCallResult {
   int array_items_added = 0;            // items a copied list skipped, filled (copy_repair)
   int stated_values = 0;                // broken values replaced by the ones the request states
                                         // after their keys' names (copy_repair)
+  int other_calls_arguments_dropped = 0;  // optional arguments the request gives another call
+                                          // (copy_repair; docs/tool-calls.md "Copy repair")
   Timings timings;
   ForwardStats forward_stats;          // rows computed vs full passes, prompt rows reused
 };
