@@ -96,8 +96,8 @@ Rendered render(const InfillContext& ctx, const KeyCheckSpec& spec, const base::
   return out;
 }
 
-}  // namespace
-
+// The arguments' members the checks may move or replace: top-level strings and numbers whose
+// schema is not an enum/const literal (a literal the model chose among stays).
 std::vector<size_t> movable_members(const base::Schema& schema, const base::Json& arguments) {
   std::vector<size_t> movable;
   const base::Json::Object& members = arguments.as_object();
@@ -110,8 +110,6 @@ std::vector<size_t> movable_members(const base::Schema& schema, const base::Json
   }
   return movable;
 }
-
-namespace {
 
 // The assignments of the movable members' values to their keys (permutations, the identity
 // first) that the schema accepts, each distinct one once, appended to out; `seen` holds the

@@ -40,11 +40,6 @@ struct KeyCheckResult {
 base::Result<KeyCheckResult> check_keys(const InfillContext& ctx, std::span<const int32_t> prompt,
                                         const KeyCheckSpec& spec, const base::Json& arguments);
 
-// The arguments' members the checks may move or replace (indices into the object's members):
-// top-level strings and numbers whose schema is not an enum/const literal (a literal the model
-// chose among stays).
-std::vector<size_t> movable_members(const base::Schema& schema, const base::Json& arguments);
-
 // The duplicate check, run before the key check: when two or more of those members hold the same
 // value (a value written under a second key, where the request's own value for that key was
 // missed), each of them in turn gets the value the model picks for it among the short spans of

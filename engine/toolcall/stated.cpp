@@ -8,7 +8,6 @@
 #include <set>
 #include <vector>
 
-#include "key_check.h"
 #include "member_order.h"
 #include "spans.h"
 
@@ -99,28 +98,51 @@ void collect_members(base::Json& v, const base::SchemaNode& schema, std::vector<
 
 std::string copy_text(const base::Json& v) { return v.is_string() ? v.as_string() : v.dump(); }
 
+// `v` without the connecting text it starts with ("is Vikram" -> "Vikram").
+std::string_view without_leading_gap(std::string_view v) {
+  const size_t at = skip_gap(v, 0);
+  return at < v.size() ? v.substr(at) : v;
+}
+
+// Whether a member's value `vt` is a garbled copy of another member's value: not a copy itself,
+// and sharing a run of 4 bytes or more with that value and more than with its own stated one.
+bool garbled_other(const std::vector<Member>& members, const Member& self, std::string_view vt, size_t own) {
+  for (const Member& m : members) {
+    if (&m == &self) continue;
+    const size_t run = longest_common_run(vt, copy_text(*m.value));
+    if (run >= 4 && run > own) return true;
+  }
+  return false;
+}
+
 // One round of repair_stated_values over `members`; the number of values replaced.
-size_t repair_round(std::vector<Member>& members, std::string_view text, std::string_view conversation) {
+size_t repair_round(std::vector<Member>& members, std::string_view text, std::string_view conversation,
+                    bool scoped) {
   std::map<std::string, size_t> counts;
-  for (const Member& m : members) ++counts[m.value->dump()];
+  for (const Member& m : members) ++counts[copy_text(*m.value)];
   size_t replaced = 0;
   for (const Member& m : members) {
     if (m.literal) continue;
     const std::string vt = copy_text(*m.value);
-    const bool repeat = counts[m.value->dump()] > 1;
-    const bool copy = !vt.empty() && whole_occurrences(conversation, vt) > 0;
     const std::optional<std::string> stated = stated_value(text, m.key);
     if (!stated || *stated == vt) continue;
-    if (!repeat) {
+    const bool number = !(m.node->types & base::kSchemaString);
+    const bool repeat = counts[vt] > 1;
+    const bool copy = !vt.empty() && whole_occurrences(conversation, vt) > 0;
+    // A copy of what the request says for another call (outside the call's scope).
+    const bool elsewhere = scoped && copy && whole_occurrences(text, vt) == 0;
+    if (!repeat && !elsewhere) {
       if (copy) {
-        // A copy stays, unless it is a part of the value stated for its key (`Berg` of `Una Berg`).
-        if (whole_occurrences(*stated, vt) == 0) continue;
-      } else if (longest_common_run(vt, *stated) < std::min<size_t>(3, stated->size()) ||
-                 equal_but_case(vt, *stated)) {
+        // A copy stays, unless it is a part of the value stated for its key (`Berg` of `Una Berg`,
+        // `is Vikram` of `Vikram Fontaine`).
+        if (whole_occurrences(*stated, without_leading_gap(vt)) == 0) continue;
+      } else if (equal_but_case(vt, *stated)) {
         continue;
+      } else if (!number) {
+        const size_t own = longest_common_run(vt, *stated);
+        if (own < std::min<size_t>(3, stated->size()) && !garbled_other(members, m, vt, own)) continue;
       }
     }
-    const bool number = !(m.node->types & base::kSchemaString);
     if (number) {
       const bool integer = !(m.node->types & base::kSchemaNumber);
       if (!plain_number(*stated, integer)) continue;
@@ -155,22 +177,30 @@ std::optional<std::string> stated_value(std::string_view text, std::string_view 
 std::optional<base::Json> stated_assignment(const base::Schema& schema, const base::Json& arguments,
                                             std::string_view text) {
   if (!arguments.is_object()) return std::nullopt;
-  const std::vector<size_t> movable = movable_members(schema, arguments);
-  if (movable.size() < 2) return std::nullopt;
-  const base::Json::Object& members = arguments.as_object();
-  std::vector<std::vector<size_t>> key_ends(movable.size());
-  for (size_t k = 0; k < movable.size(); ++k) key_ends[k] = mention_ends(text, members[movable[k]].first);
+  base::Json out = arguments;
+  std::vector<Member> all, members;
+  collect_members(out, schema.root(), all);
+  for (const Member& m : all) {
+    if (!m.literal) members.push_back(m);
+  }
+  if (members.size() < 2) return std::nullopt;
+  std::vector<std::vector<size_t>> key_ends(members.size());
+  std::vector<base::Json> values;
+  for (size_t k = 0; k < members.size(); ++k) {
+    key_ends[k] = mention_ends(text, members[k].key);
+    values.push_back(*members[k].value);
+  }
   constexpr size_t kFree = static_cast<size_t>(-1);
-  std::vector<size_t> owner(movable.size(), kFree);
-  std::vector<bool> taken(movable.size(), false);
+  std::vector<size_t> owner(members.size(), kFree);
+  std::vector<bool> taken(members.size(), false);
   size_t free_value = kFree;
-  for (size_t j = 0; j < movable.size(); ++j) {
-    const std::string vt = copy_text(members[movable[j]].second);
+  for (size_t j = 0; j < members.size(); ++j) {
+    const std::string vt = copy_text(values[j]);
     if (vt.empty()) return std::nullopt;
     std::set<size_t> keys;
     for (size_t at = text.find(vt); at != std::string_view::npos; at = text.find(vt, at + 1)) {
       if (!span_start(text, at) || !span_end(text, at + vt.size())) continue;
-      for (size_t k = 0; k < movable.size(); ++k) {
+      for (size_t k = 0; k < members.size(); ++k) {
         for (size_t end : key_ends[k]) {
           if (connects(text, end, at)) keys.insert(k);
         }
@@ -185,22 +215,20 @@ std::optional<base::Json> stated_assignment(const base::Schema& schema, const ba
     taken[owner[j]] = true;
   }
   if (free_value != kFree) owner[free_value] = static_cast<size_t>(std::find(taken.begin(), taken.end(), false) - taken.begin());
-  base::Json out = arguments;
-  base::Json::Object& om = out.as_object();
-  for (size_t j = 0; j < movable.size(); ++j) om[movable[owner[j]]].second = members[movable[j]].second;
+  for (size_t j = 0; j < members.size(); ++j) *members[owner[j]].value = values[j];
   if (!schema.validate(out).ok()) return std::nullopt;
   return out;
 }
 
 size_t repair_stated_values(base::Json& arguments, const base::SchemaNode& schema, std::string_view text,
-                            std::string_view conversation) {
+                            std::string_view conversation, bool scoped) {
   std::vector<Member> members;
   collect_members(arguments, schema, members);
   size_t replaced = 0;
   // Rounds: a value replaced by a copy can make another member's value a repeat.
   for (size_t round = 0; round <= members.size(); ++round) {
     const size_t before = replaced;
-    replaced += repair_round(members, text, conversation);
+    replaced += repair_round(members, text, conversation, scoped);
     if (replaced == before) break;
   }
   return replaced;

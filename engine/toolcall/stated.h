@@ -26,13 +26,13 @@ namespace dloop::engine::toolcall {
 // none does or two disagree.
 std::optional<std::string> stated_value(std::string_view text, std::string_view key);
 
-// The key check's reading of the request ("Stated keys"): the assignment of the movable members'
-// values (key_check.h movable_members) to their keys that `text` (the request: member_order.h
-// mention_text) states, each value (as a whole unit, spans.h) right after its key's name.
-// Returned when every movable value but at most one occurs so after exactly one of the movable
-// members' key names, the values' keys are all different (a value stated after none takes the
-// key left), and the schema accepts the result; nullopt otherwise (fewer than 2 movable members
-// too). The result may be `arguments` itself.
+// The key check's reading of the request ("Stated keys"): the assignment of the call's string
+// and number values (at any depth; enum/const literals stay) to their keys that `text` (the
+// request: member_order.h mention_text, or the call's scope) states, each value (as a whole unit,
+// spans.h) right after its key's name. Returned when every value but at most one occurs so after
+// exactly one of those members' key names, the values' keys are all different (a value stated
+// after none takes the key left), and the schema accepts the result; nullopt otherwise (fewer
+// than 2 such members too). The result may be `arguments` itself.
 std::optional<base::Json> stated_assignment(const base::Schema& schema, const base::Json& arguments,
                                             std::string_view text);
 
@@ -40,17 +40,21 @@ std::optional<base::Json> stated_assignment(const base::Schema& schema, const ba
 // (nested objects included; enum/const literals, booleans and arrays left alone) gets the value
 // `text` states for its key (stated_value), when there is one that the member's type holds (a
 // number member: a plain JSON number), and the member's value is
-// - the same value as another string or number member's (literals included), or
-// - not a whole unit of `conversation` (spans.h whole_occurrences) but sharing a run of at least
-//   min(3, stated length) bytes with the stated value, and differing in more than letter case
-//   (`Carvalho_name_name_` -> `Una Carvalho`, `2-22-25` -> `2020-02-25`; a value the model wrote
-//   in other words, "2026-12-07" for "tomorrow", stays), or
-// - a whole unit of `conversation` that is a whole unit of the stated value too (`Berg` -> `Una
-//   Berg`).
+// - the same value as another string or number member's (literals included; compared as text), or
+// - with `scoped` (`text` is the call's scope, call_scope), a whole unit of `conversation` that
+//   `text` does not hold (a value the request gives another call), or
+// - not a whole unit of `conversation`, differing from the stated value in more than letter case,
+//   and for a string, sharing a run of at least min(3, stated length) bytes with it or being a
+//   garbled copy of another member's value (a run of 4 bytes or more, longer than the one shared
+//   with its own stated value): `Carvalho_name_name_` -> `Una Carvalho`, `2-22-25` ->
+//   `2020-02-25`; a value the model wrote in other words, "2026-12-07" for "tomorrow", stays;
+//   a number that is not a copy always takes a stated number, or
+// - a whole unit of `conversation` that, without connecting text it starts with, is a whole unit
+//   of the stated value too (`Berg` -> `Una Berg`, `is Vikram` -> `Vikram Fontaine`).
 // Repeated in rounds while values change (a value replaced by a copy can make another a repeat).
 // Returns the number of values replaced; the caller validates the result.
 size_t repair_stated_values(base::Json& arguments, const base::SchemaNode& schema, std::string_view text,
-                            std::string_view conversation);
+                            std::string_view conversation, bool scoped = false);
 
 // The call's scope ("Call scope"): a request that asks for several actions ("archive my expense
 // with content "pixel". After that, search for library loan author: Emil Lund, then convert the

@@ -299,7 +299,7 @@ base::Result<ToolCallResult> Engine::run_tool_call(const ToolCallRequest& reques
     // Copy repair's stated values (run again once the checks have moved values among keys).
     auto repair_stated = [&] {
       base::Json stated = arguments;
-      const size_t replaced = toolcall::repair_stated_values(stated, tool.schema.root(), scoped, conversation);
+      const size_t replaced = toolcall::repair_stated_values(stated, tool.schema.root(), scoped, conversation, scope.has_value());
       if (replaced > 0 && tool.schema.validate(stated).ok()) {
         arguments = std::move(stated);
         r.stated_values += static_cast<int>(replaced);

@@ -38,6 +38,11 @@ TEST(StatedKeys, ValuesRightAfterTheirKeysNamesTakeThoseKeys) {
   EXPECT_EQ(stated(kTimes, R"({"start_time": "CRT-7", "birthday": "pixel", "guests": 2})",
                    "{\"start_time\": \"pixel\", \"n\": 2}\nbirthday CRT-7"),
             R"({"start_time":"pixel","birthday":"CRT-7","guests":2})");
+  // Values in nested objects move too.
+  EXPECT_EQ(stated(R"({"type": "object", "properties": {"full_name": {"type": "string"}, "dimensions": {"type": "object",
+                       "properties": {"city": {"type": "string"}}}}})",
+                   R"({"full_name": "Hamburg", "dimensions": {"city": "Una"}})", "full name Una, dimensions (city Hamburg)"),
+            R"({"full_name":"Una","dimensions":{"city":"Hamburg"}})");
   // The text agrees with the call: the call comes back as it is.
   EXPECT_EQ(stated(kTimes, R"({"start_time": "9", "birthday": "5"})", "start time 9, birthday 5"),
             R"({"start_time":"9","birthday":"5"})");
@@ -110,6 +115,16 @@ TEST(StatedValues, ABrokenValueTakesTheStatedOne) {
   EXPECT_EQ(repaired(kPerson, R"({"full_name": "a", "mode": "a"})", "with a as mode, full name Una"),
             R"({"full_name":"Una","mode":"a"})");
   EXPECT_EQ(repaired(kPerson, R"({"full_name": "Berg"})", "where full name is Una Berg."), R"({"full_name":"Una Berg"})");
+  // A repeat compared as text (a string and a number); a number that is not a copy; a garbled copy
+  // of another member's value; a copy that starts with connecting text.
+  EXPECT_EQ(repaired(kPerson, R"({"birthday": "29", "guests": 29})", "birthday 2024-04-12, guests 29"),
+            R"({"birthday":"2024-04-12","guests":29})");
+  EXPECT_EQ(repaired(kPerson, R"({"rating": 30668})", "rating 20.6"), R"({"rating":20.6})");
+  EXPECT_EQ(repaired(kPerson, R"({"birthday": "liamour@mail.org", "full_name": "liam.mansour@mail.org"})",
+                     "birthday 2028-02-10, full name liam.mansour@mail.org"),
+            R"({"birthday":"2028-02-10","full_name":"liam.mansour@mail.org"})");
+  EXPECT_EQ(repaired(kPerson, R"({"full_name": "is Vikram"})", "where full name is Vikram Fontaine."),
+            R"({"full_name":"Vikram Fontaine"})");
   // A value stated in a tool result's JSON.
   EXPECT_EQ(repaired(kPerson, R"({"full_name": "Una_Carvalhoo"})", "{\"full_name\": \"Una Carvalho\"}"),
             R"({"full_name":"Una Carvalho"})");
@@ -119,6 +134,17 @@ TEST(StatedValues, ABrokenValueTakesTheStatedOne) {
   // A value repeated under two keys: the one whose key states another value takes it.
   EXPECT_EQ(repaired(kPerson, R"({"full_name": "pixel", "birthday": "pixel"})", "full name pixel, birthday 2022-04-05"),
             R"({"full_name":"pixel","birthday":"2022-04-05"})");
+}
+
+TEST(StatedValues, ACopyOfWhatTheRequestSaysForAnotherCall) {
+  auto schema = base::Schema::compile(*Json::parse(kPerson));
+  ASSERT_TRUE(schema.ok());
+  const std::string conversation = "book it with full name Amara Fontaine, then cancel it with full name Omar Carvalho";
+  const std::string scope = "then cancel it with full name Omar Carvalho";
+  Json v = *Json::parse(R"({"full_name": "Amara Fontaine"})");
+  EXPECT_EQ(repair_stated_values(v, schema->root(), conversation, conversation, false), 0u);  // no scope: a copy
+  EXPECT_EQ(repair_stated_values(v, schema->root(), scope, conversation, true), 1u);
+  EXPECT_EQ(v.dump(), R"({"full_name":"Omar Carvalho"})");
 }
 
 TEST(StatedValues, CopiesAndValuesInOtherWordsStay) {
