@@ -98,10 +98,13 @@ void collect_members(base::Json& v, const base::SchemaNode& schema, std::vector<
 
 std::string copy_text(const base::Json& v) { return v.is_string() ? v.as_string() : v.dump(); }
 
-// `v` without the connecting text it starts with ("is Vikram" -> "Vikram").
-std::string_view without_leading_gap(std::string_view v) {
+// `v` without the connecting text it starts with and the sentence punctuation it ends with
+// ("is Vikram" -> "Vikram", "Munich." -> "Munich"); `v` itself when nothing would be left.
+std::string_view bare(std::string_view v) {
   const size_t at = skip_gap(v, 0);
-  return at < v.size() ? v.substr(at) : v;
+  std::string_view b = at < v.size() ? v.substr(at) : v;
+  while (b.size() > 1 && std::strchr(".,;:!?", b.back())) b.remove_suffix(1);
+  return b;
 }
 
 // Whether a member's value `vt` is a garbled copy of another member's value: not a copy itself,
@@ -118,8 +121,8 @@ bool garbled_other(const std::vector<Member>& members, const Member& self, std::
 // One round of repair_stated_values over `members`; the number of values replaced.
 size_t repair_round(std::vector<Member>& members, std::string_view text, std::string_view conversation,
                     bool scoped) {
-  std::map<std::string, size_t> counts;
-  for (const Member& m : members) ++counts[copy_text(*m.value)];
+  std::map<std::string, size_t, std::less<>> counts;
+  for (const Member& m : members) ++counts[std::string(bare(copy_text(*m.value)))];
   size_t replaced = 0;
   for (const Member& m : members) {
     if (m.literal) continue;
@@ -127,7 +130,7 @@ size_t repair_round(std::vector<Member>& members, std::string_view text, std::st
     const std::optional<std::string> stated = stated_value(text, m.key);
     if (!stated || *stated == vt) continue;
     const bool number = !(m.node->types & base::kSchemaString);
-    const bool repeat = counts[vt] > 1;
+    const bool repeat = counts.find(bare(vt))->second > 1;
     const bool copy = !vt.empty() && whole_occurrences(conversation, vt) > 0;
     // A copy of what the request says for another call (outside the call's scope).
     const bool elsewhere = scoped && copy && whole_occurrences(text, vt) == 0;
@@ -135,7 +138,7 @@ size_t repair_round(std::vector<Member>& members, std::string_view text, std::st
       if (copy) {
         // A copy stays, unless it is a part of the value stated for its key (`Berg` of `Una Berg`,
         // `is Vikram` of `Vikram Fontaine`).
-        if (whole_occurrences(*stated, without_leading_gap(vt)) == 0) continue;
+        if (whole_occurrences(*stated, bare(vt)) == 0) continue;
       } else if (equal_but_case(vt, *stated)) {
         continue;
       } else if (!number) {
@@ -161,13 +164,20 @@ size_t repair_round(std::vector<Member>& members, std::string_view text, std::st
 
 }  // namespace
 
-std::optional<std::string> stated_value(std::string_view text, std::string_view key) {
+std::optional<std::string> stated_value(std::string_view text, std::string_view key, bool plainly) {
   std::optional<std::string> found;
   for (size_t end : mention_ends(text, key)) {
     const size_t at = skip_gap(text, end);
     if (at == end || at - end > kMaxGap) continue;
     const std::string_view unit = unit_at(text, at);
     if (unit.empty()) continue;
+    if (plainly) {
+      const std::string_view gap = text.substr(end, at - end);
+      const bool marked = gap.find_first_of(":=") != std::string_view::npos || gap.find(" set ") != std::string_view::npos ||
+                          text[at] == '"' || text[at] == '\'';
+      const bool looks = (unit[0] >= 'A' && unit[0] <= 'Z') || unit.find_first_of("0123456789") != std::string_view::npos;
+      if (!marked && !looks) continue;
+    }
     if (found && *found != unit) return std::nullopt;
     found = std::string(unit);
   }
@@ -281,7 +291,7 @@ std::optional<std::string> call_scope(const std::vector<ChatMessage>& messages, 
   }
   if (last == messages.size()) return std::nullopt;
   const std::vector<std::string_view> parts = clauses(messages[last].content);
-  if (parts.size() < 2) return std::nullopt;
+  if (parts.empty()) return std::nullopt;
   std::vector<std::string> words;
   for (size_t at = 0; at <= tool_name.size();) {
     size_t end = tool_name.find('_', at);
@@ -302,12 +312,35 @@ std::optional<std::string> call_scope(const std::vector<ChatMessage>& messages, 
       tie = true;
     }
   }
-  if (best_score == 0 || tie) return std::nullopt;
+  if (parts.size() > 1 && (best_score == 0 || tie)) return std::nullopt;
   std::string scope(parts[best]);
   for (size_t i = last + 1; i < messages.size(); ++i) {
     if (messages[i].role == "tool") scope += "\n" + messages[i].content;
   }
   return scope;
+}
+
+size_t add_stated_arguments(base::Json& arguments, const base::SchemaNode& schema, std::string_view scope) {
+  if (!arguments.is_object()) return 0;
+  size_t added = 0;
+  for (const auto& [key, node] : schema.properties) {
+    if (arguments.find(key) || node->enum_values || node->const_value) continue;
+    const bool string = node->types == base::kSchemaString;
+    const bool number = (node->types & ~(base::kSchemaInteger | base::kSchemaNumber)) == 0 && node->types != 0;
+    if (!string && !number) continue;
+    const std::optional<std::string> stated = stated_value(scope, key, true);
+    if (!stated) continue;
+    if (string) {
+      arguments.set(key, base::Json(*stated));
+    } else {
+      if (!plain_number(*stated, !(node->types & base::kSchemaNumber))) continue;
+      base::Result<base::Json> n = base::Json::parse(*stated);
+      if (!n.ok()) continue;
+      arguments.set(key, std::move(*n));
+    }
+    ++added;
+  }
+  return added;
 }
 
 size_t drop_other_calls_arguments(base::Json& arguments, const base::SchemaNode& schema, std::string_view scope,

@@ -24,7 +24,10 @@ namespace dloop::engine::toolcall {
 // text, the unit that starts there (spans.h unit_at: a quoted string's content, a word, or a
 // name's capitalised words). Returned when all such mentions state the same one; nullopt when
 // none does or two disagree.
-std::optional<std::string> stated_value(std::string_view text, std::string_view key);
+// plainly: only values stated plainly (a quoted string, a `:`, `=` or "set" between the name and
+// the value, or a value that starts with a capital or holds a digit): "content set to alpha",
+// "city Quito", not "city like".
+std::optional<std::string> stated_value(std::string_view text, std::string_view key, bool plainly = false);
 
 // The key check's reading of the request ("Stated keys"): the assignment of the call's string
 // and number values (at any depth; enum/const literals stay) to their keys that `text` (the
@@ -66,6 +69,12 @@ size_t repair_stated_values(base::Json& arguments, const base::SchemaNode& schem
 // one word. The scope is that clause and, after it, each tool result after the last user
 // message on a line of its own; nullopt when the message is one clause or no clause stands out.
 std::optional<std::string> call_scope(const std::vector<ChatMessage>& messages, std::string_view tool_name);
+
+// Adds the optional top-level string and number members (not enum/const literals) that the call
+// left out but `scope` states plainly (stated_value with plainly; a number member: a plain JSON
+// number): `"content": "soccer"` for `... find my taxi for city Beirut and content set to
+// "soccer"`. Returns the number added; the caller validates the result.
+size_t add_stated_arguments(base::Json& arguments, const base::SchemaNode& schema, std::string_view scope);
 
 // Drops the optional top-level members of `arguments` whose key `scope` does not mention but
 // `text` (the whole mention text) does: an argument the request gives another call

@@ -325,6 +325,12 @@ base::Result<ToolCallResult> Engine::run_tool_call(const ToolCallRequest& reques
           arguments = std::move(kept);
           r.other_calls_arguments_dropped = static_cast<int>(dropped_args);
         }
+        base::Json more = arguments;
+        const size_t stated_args = toolcall::add_stated_arguments(more, tool.schema.root(), *scope);
+        if (stated_args > 0 && tool.schema.validate(more).ok()) {
+          arguments = std::move(more);
+          r.stated_arguments_added = static_cast<int>(stated_args);
+        }
       }
       repair_stated();
     }

@@ -179,8 +179,9 @@ TEST(CallScope, TheClauseThatNamesTheTool) {
   EXPECT_EQ(call_scope({{"user", "Book the hotel. Then cancel the hotel."}}, "get_hotel"), std::nullopt);
   // The most words win: "cancel" and "hotel".
   EXPECT_EQ(call_scope({{"user", "Book the hotel. Then cancel the hotel."}}, "cancel_hotel"), "Then cancel the hotel.");
-  // One clause, or no user message: no scope.
-  EXPECT_EQ(call_scope({{"user", "Book the hotel with city Oslo"}}, "book_hotel"), std::nullopt);
+  // One clause is the scope of any call; no user message: no scope.
+  EXPECT_EQ(call_scope({{"user", "Book the hotel with city Oslo"}, {"tool", "{}"}}, "get_weather"),
+            "Book the hotel with city Oslo\n{}");
   EXPECT_EQ(call_scope({{"system", "x"}}, "book_hotel"), std::nullopt);
   // Boundary words are whole words ("authentic" holds no "then"), in any case.
   EXPECT_EQ(call_scope({{"user", "Rate the authentic cafe NEXT book the hotel"}}, "book_hotel"), "NEXT book the hotel");

@@ -136,6 +136,8 @@ struct ToolCallResult {
   int array_items_added = 0;            // items a copied list skipped, filled (copy_repair)
   int stated_values = 0;                // broken values replaced by the ones the request states
                                         // after their keys' names (copy_repair)
+  int stated_arguments_added = 0;       // optional arguments the call's scope states plainly, added
+                                        // (copy_repair; docs/tool-calls.md "Copy repair")
   int other_calls_arguments_dropped = 0;  // optional arguments the request gives another call
                                           // (copy_repair; docs/tool-calls.md "Copy repair")
   Timings timings;
