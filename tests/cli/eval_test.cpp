@@ -80,8 +80,9 @@ TEST(Eval, GroundedValuesCopyWhatTheModelSlipsOn) {
   const std::string data = heldout_line_file(79, "lars.khan@acme.io");
   ASSERT_FALSE(data.empty());
   std::string plain_method, grounded_method;
-  EXPECT_EQ(one_call_args_exact(data, "", &plain_method), 0.0);
-  EXPECT_EQ(one_call_args_exact(data, "--ground", &grounded_method), 1.0);
+  // Without copy repair: its stated values mend the address too (the test below).
+  EXPECT_EQ(one_call_args_exact(data, "--no-copy-repair", &plain_method), 0.0);
+  EXPECT_EQ(one_call_args_exact(data, "--ground --no-copy-repair", &grounded_method), 1.0);
   EXPECT_EQ(plain_method, "schema-guided-low");
   EXPECT_EQ(grounded_method, "grounded-low");
 }
@@ -102,8 +103,9 @@ TEST(Eval, TheKeyCheckPutsSwappedValuesBack) {
 TEST(Eval, TheDuplicateCheckReplacesARepeatedValue) {
   const std::string data = heldout_line_file(72, "city Brisbane");
   ASSERT_FALSE(data.empty());
-  EXPECT_EQ(one_call_args_exact(data, "--ground --no-duplicate-check"), 0.0);
-  EXPECT_EQ(one_call_args_exact(data, "--ground"), 1.0);
+  // Without copy repair, whose stated values would replace the repeat first.
+  EXPECT_EQ(one_call_args_exact(data, "--ground --no-duplicate-check --no-copy-repair"), 0.0);
+  EXPECT_EQ(one_call_args_exact(data, "--ground --no-copy-repair"), 1.0);
 }
 
 // Held-out line 44: "delete a weather forecast guests 90, where order id is CRT-84944". Without the
@@ -112,9 +114,11 @@ TEST(Eval, TheDuplicateCheckReplacesARepeatedValue) {
 TEST(Eval, TheMentionPriorWritesAnOptionalArgumentTheRequestNames) {
   const std::string data = heldout_line_file(44, "guests 90");
   ASSERT_FALSE(data.empty());
-  EXPECT_EQ(one_call_args_exact(data, "--mention-prior 0"), 0.0);
-  EXPECT_EQ(one_call_args_exact(data, ""), 1.0);
-  EXPECT_EQ(one_call_args_exact(data, "--mention-prior 2.2"), 1.0);
+  // Without copy repair, whose stated arguments would add guests after the fact.
+  EXPECT_EQ(one_call_args_exact(data, "--mention-prior 0 --no-copy-repair"), 0.0);
+  EXPECT_EQ(one_call_args_exact(data, "--no-copy-repair"), 1.0);
+  EXPECT_EQ(one_call_args_exact(data, "--mention-prior 2.2 --no-copy-repair"), 1.0);
+  EXPECT_EQ(one_call_args_exact(data, "--mention-prior 0"), 1.0);
 }
 
 // Held-out line 181: "verify printer with full name Vikram Fontaine, using birthday ...". The bundled
@@ -130,6 +134,40 @@ TEST(Eval, CopyRepairCompletesANameAndCutsAnArraysOverrun) {
   ASSERT_FALSE(items.empty());
   EXPECT_EQ(one_call_args_exact(items, "--no-copy-repair"), 0.0);
   EXPECT_EQ(one_call_args_exact(items, ""), 1.0);
+}
+
+// What the request states outright (docs/tool-calls.md "Copy repair": stated values, call
+// scope, stated arguments), on the bundled model, each line alone: exact with copy repair, not
+// without. (Model-dependent, like the tests above.)
+TEST(Eval, StatedValuesAndTheCallScopeReadWhatTheRequestSays) {
+  // "full name Una Carvalho": the model garbles the name; the value stated after the key's name
+  // replaces it.
+  const std::string name = heldout_line_file(28, "with full name Una Carvalho");
+  ASSERT_FALSE(name.empty());
+  EXPECT_EQ(one_call_args_exact(name, "--no-copy-repair"), 0.0);
+  EXPECT_EQ(one_call_args_exact(name, ""), 1.0);
+  // "limit 1498" is the next action's: the optional argument the model adds is dropped.
+  const std::string other = heldout_line_file(58, "and afterwards show me my contact using limit 1498");
+  ASSERT_FALSE(other.empty());
+  EXPECT_EQ(one_call_args_exact(other, "--no-copy-repair"), 0.0);
+  EXPECT_EQ(one_call_args_exact(other, ""), 1.0);
+  // "with city Beijing": the optional argument the model leaves out is added.
+  const std::string added = heldout_line_file(213, "with city Beijing");
+  ASSERT_FALSE(added.empty());
+  EXPECT_EQ(one_call_args_exact(added, "--no-copy-repair"), 0.0);
+  EXPECT_EQ(one_call_args_exact(added, ""), 1.0);
+}
+
+// Held-out line 211: "remove the fuel price email amara.fischer@acme.io, city Beijing". Infilling
+// gets the call right; the key check's model scoring swaps the two values; stated keys read the
+// assignment from the request instead ("email" right before the address) and keep it.
+// (Model-dependent, as above.)
+TEST(Eval, StatedKeysKeepWhatTheRequestSays) {
+  const std::string data = heldout_line_file(211, "email amara.fischer@acme.io, city Beijing");
+  ASSERT_FALSE(data.empty());
+  EXPECT_EQ(one_call_args_exact(data, "--no-stated-keys"), 0.0);
+  EXPECT_EQ(one_call_args_exact(data, "--no-key-check"), 1.0);
+  EXPECT_EQ(one_call_args_exact(data, ""), 1.0);
 }
 
 TEST(Eval, ABadMentionPriorIsAUsageError) {
