@@ -78,37 +78,42 @@ std::optional<std::vector<std::string>> list_with_gaps(std::string_view text, co
   return found;
 }
 
-}  // namespace
-
-size_t fill_array_gaps(base::Json& value, const base::SchemaNode& schema, std::string_view text) {
-  size_t added = 0;
+// Calls f(items, schema) for every array of `value` walked along `schema` (properties,
+// additionalProperties, items), inner arrays first; the sum of what f returns.
+template <typename F>
+size_t walk_arrays(base::Json& value, const base::SchemaNode& schema, const F& f) {
+  size_t n = 0;
   if (value.is_object()) {
     for (auto& [key, member] : value.as_object()) {
       const base::SchemaNode* child = schema.property(key);
       if (!child && schema.additional == base::SchemaNode::Additional::kSchema) child = schema.additional_schema.get();
-      if (child) added += fill_array_gaps(member, *child, text);
+      if (child) n += walk_arrays(member, *child, f);
     }
-    return added;
+    return n;
   }
   if (!value.is_array()) return 0;
-  auto& items = value.as_array();
   if (schema.items) {
-    for (base::Json& item : items) added += fill_array_gaps(item, *schema.items, text);
+    for (base::Json& item : value.as_array()) n += walk_arrays(item, *schema.items, f);
   }
-  if (items.empty()) return added;
+  return n + f(value.as_array(), schema);
+}
+
+// fill_array_gaps on one array.
+size_t fill_gaps(base::Json::Array& items, const base::SchemaNode& schema, std::string_view text) {
+  if (items.empty()) return 0;
   std::vector<std::string> copies;
   const bool numbers = items.front().is_number();
   for (const base::Json& item : items) {
     const std::optional<std::string> t = copy_text(item);
-    if (!t || item.is_number() != numbers || t->empty() || whole_occurrences(text, *t) == 0) return added;
+    if (!t || item.is_number() != numbers || t->empty() || whole_occurrences(text, *t) == 0) return 0;
     for (char c : *t) {
-      if (span_separator(c)) return added;  // one unit each
+      if (span_separator(c)) return 0;  // one unit each
     }
     copies.push_back(*t);
   }
   const std::optional<std::vector<std::string>> filled = list_with_gaps(text, copies);
-  if (!filled || filled->size() == items.size()) return added;
-  if (schema.max_items && filled->size() > *schema.max_items) return added;
+  if (!filled || filled->size() == items.size()) return 0;
+  if (schema.max_items && filled->size() > *schema.max_items) return 0;
   std::vector<base::Json> out;
   for (const std::string& unit : *filled) {
     if (!numbers) {
@@ -116,45 +121,42 @@ size_t fill_array_gaps(base::Json& value, const base::SchemaNode& schema, std::s
       continue;
     }
     base::Result<base::Json> n = base::Json::parse(unit);
-    if (!n.ok() || !n->is_number() || n->dump() != unit) return added;  // a skipped unit is not a number
+    if (!n.ok() || !n->is_number() || n->dump() != unit) return 0;  // an added unit is not a number
     out.push_back(std::move(*n));
   }
-  added += out.size() - items.size();
+  const size_t added = out.size() - items.size();
   items = std::move(out);
   return added;
 }
 
-size_t trim_array_overruns(base::Json& value, const base::SchemaNode& schema, std::string_view text) {
-  size_t dropped = 0;
-  if (value.is_object()) {
-    for (auto& [key, member] : value.as_object()) {
-      const base::SchemaNode* child = schema.property(key);
-      if (!child && schema.additional == base::SchemaNode::Additional::kSchema) child = schema.additional_schema.get();
-      if (child) dropped += trim_array_overruns(member, *child, text);
-    }
-    return dropped;
-  }
-  if (!value.is_array()) return 0;
-  auto& items = value.as_array();
-  if (schema.items) {
-    for (base::Json& item : items) dropped += trim_array_overruns(item, *schema.items, text);
-  }
+// trim_array_overruns on one array.
+size_t trim_overruns(base::Json::Array& items, const base::SchemaNode& schema, std::string_view text) {
   std::map<std::string, size_t> seen;
   const size_t min_items = schema.min_items.value_or(0);
   for (size_t k = 0; k < items.size(); ++k) {
     const std::optional<std::string> t = copy_text(items[k]);
-    if (!t) return dropped;  // not a list of copies
+    if (!t) return 0;  // not a list of copies
     const size_t count = ++seen[*t];
     if (whole_occurrences(text, *t) >= count) continue;
-    if (k == 0) return dropped;  // the first item is not a copy: a list the model composed
+    if (k == 0) return 0;  // the first item is not a copy: a list the model composed
     const size_t keep = std::max(k, min_items);
-    if (keep < items.size()) {
-      dropped += items.size() - keep;
-      items.resize(keep);
-    }
+    if (keep >= items.size()) return 0;
+    const size_t dropped = items.size() - keep;
+    items.resize(keep);
     return dropped;
   }
-  return dropped;
+  return 0;
+}
+
+}  // namespace
+
+size_t fill_array_gaps(base::Json& value, const base::SchemaNode& schema, std::string_view text) {
+  return walk_arrays(value, schema, [&](base::Json::Array& items, const base::SchemaNode& s) { return fill_gaps(items, s, text); });
+}
+
+size_t trim_array_overruns(base::Json& value, const base::SchemaNode& schema, std::string_view text) {
+  return walk_arrays(value, schema,
+                     [&](base::Json::Array& items, const base::SchemaNode& s) { return trim_overruns(items, s, text); });
 }
 
 }  // namespace dloop::engine::toolcall

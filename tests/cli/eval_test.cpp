@@ -125,15 +125,17 @@ TEST(Eval, TheMentionPriorWritesAnOptionalArgumentTheRequestNames) {
 // model closes the name after "Vikram"; copy repair completes it to the capitalised name it begins.
 // Line 224: "send my review with overwrite enabled, items: 31, then ...": the model writes 31 eight
 // times; copy repair cuts the array after the one 31 the request holds. (Model-dependent, as above.)
+// Held-out line n (holding `must`) alone: exact with copy repair, not without.
+void expect_copy_repair_mends(int n, const std::string& must) {
+  const std::string data = heldout_line_file(n, must);
+  ASSERT_FALSE(data.empty()) << "line " << n;
+  EXPECT_EQ(one_call_args_exact(data, "--no-copy-repair"), 0.0) << "line " << n;
+  EXPECT_EQ(one_call_args_exact(data, ""), 1.0) << "line " << n;
+}
+
 TEST(Eval, CopyRepairCompletesANameAndCutsAnArraysOverrun) {
-  const std::string name = heldout_line_file(181, "Vikram Fontaine");
-  ASSERT_FALSE(name.empty());
-  EXPECT_EQ(one_call_args_exact(name, "--no-copy-repair"), 0.0);
-  EXPECT_EQ(one_call_args_exact(name, ""), 1.0);
-  const std::string items = heldout_line_file(224, "items: 31,");
-  ASSERT_FALSE(items.empty());
-  EXPECT_EQ(one_call_args_exact(items, "--no-copy-repair"), 0.0);
-  EXPECT_EQ(one_call_args_exact(items, ""), 1.0);
+  expect_copy_repair_mends(181, "Vikram Fontaine");
+  expect_copy_repair_mends(224, "items: 31,");
 }
 
 // What the request states outright (docs/tool-calls.md "Copy repair": stated values, call
@@ -142,20 +144,11 @@ TEST(Eval, CopyRepairCompletesANameAndCutsAnArraysOverrun) {
 TEST(Eval, StatedValuesAndTheCallScopeReadWhatTheRequestSays) {
   // "full name Una Carvalho": the model garbles the name; the value stated after the key's name
   // replaces it.
-  const std::string name = heldout_line_file(28, "with full name Una Carvalho");
-  ASSERT_FALSE(name.empty());
-  EXPECT_EQ(one_call_args_exact(name, "--no-copy-repair"), 0.0);
-  EXPECT_EQ(one_call_args_exact(name, ""), 1.0);
+  expect_copy_repair_mends(28, "with full name Una Carvalho");
   // "limit 1498" is the next action's: the optional argument the model adds is dropped.
-  const std::string other = heldout_line_file(58, "and afterwards show me my contact using limit 1498");
-  ASSERT_FALSE(other.empty());
-  EXPECT_EQ(one_call_args_exact(other, "--no-copy-repair"), 0.0);
-  EXPECT_EQ(one_call_args_exact(other, ""), 1.0);
+  expect_copy_repair_mends(58, "and afterwards show me my contact using limit 1498");
   // "with city Beijing": the optional argument the model leaves out is added.
-  const std::string added = heldout_line_file(213, "with city Beijing");
-  ASSERT_FALSE(added.empty());
-  EXPECT_EQ(one_call_args_exact(added, "--no-copy-repair"), 0.0);
-  EXPECT_EQ(one_call_args_exact(added, ""), 1.0);
+  expect_copy_repair_mends(213, "with city Beijing");
 }
 
 // Held-out line 211: "remove the fuel price email amara.fischer@acme.io, city Beijing". Infilling

@@ -10,15 +10,27 @@
 namespace dloop::engine::toolcall {
 namespace {
 
-// `args` after trim_array_overruns with `schema` over `text`, compact JSON; *dropped: its count.
-std::string trimmed(const std::string& schema_text, const std::string& args, const std::string& text,
-                    size_t* dropped = nullptr) {
+using Step = size_t (*)(base::Json&, const base::SchemaNode&, std::string_view);
+
+// `args` after `step` with `schema` over `text`, compact JSON; *count: what it returned.
+std::string applied(Step step, const std::string& schema_text, const std::string& args, const std::string& text,
+                    size_t* count) {
   auto schema = base::Schema::compile(*base::Json::parse(schema_text));
   EXPECT_TRUE(schema.ok()) << schema.status().message();
   base::Json v = *base::Json::parse(args);
-  const size_t n = trim_array_overruns(v, schema->root(), text);
-  if (dropped) *dropped = n;
+  const size_t n = step(v, schema->root(), text);
+  if (count) *count = n;
   return v.dump();
+}
+
+std::string trimmed(const std::string& schema_text, const std::string& args, const std::string& text,
+                    size_t* dropped = nullptr) {
+  return applied(trim_array_overruns, schema_text, args, text, dropped);
+}
+
+std::string filled(const std::string& schema_text, const std::string& args, const std::string& text,
+                   size_t* added = nullptr) {
+  return applied(fill_array_gaps, schema_text, args, text, added);
 }
 
 constexpr const char* kTags = R"({"type": "object", "properties": {"tags": {"type": "array", "items": {"type": "string"}}}})";
@@ -67,17 +79,6 @@ TEST(ArrayTrim, KeepsMinItemsAndWalksNestedObjects) {
             R"([{"tags":["red"]},{"tags":["blue"]}])");
   // A property the schema does not declare is left alone.
   EXPECT_EQ(trimmed(kTags, R"({"other": ["red", "x"]})", "red"), R"({"other":["red","x"]})");
-}
-
-// `args` after fill_array_gaps with `schema` over `text`, compact JSON; *added: its count.
-std::string filled(const std::string& schema_text, const std::string& args, const std::string& text,
-                   size_t* added = nullptr) {
-  auto schema = base::Schema::compile(*base::Json::parse(schema_text));
-  EXPECT_TRUE(schema.ok()) << schema.status().message();
-  base::Json v = *base::Json::parse(args);
-  const size_t n = fill_array_gaps(v, schema->root(), text);
-  if (added) *added = n;
-  return v.dump();
 }
 
 TEST(ArrayGaps, FillsTheUnitsACopiedListSkippedOrStoppedShortOf) {
