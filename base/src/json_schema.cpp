@@ -455,6 +455,12 @@ Result<Schema> Schema::compile(const Json& schema, bool pattern_supported) {
   return out;
 }
 
+bool SchemaNode::accepts(const Json& value) const {
+  std::vector<SchemaError> errors;
+  Validator(errors, 1).check(*this, value, "#");
+  return errors.empty();
+}
+
 Status Schema::validate(const Json& value) const {
   std::vector<SchemaError> errors;
   Validator(errors, 1).check(*root_, value, "#");

@@ -20,25 +20,19 @@ std::optional<std::string> copy_text(const base::Json& item) {
   return std::nullopt;
 }
 
-// A list of the conversation: units (spans that start and end at word boundaries, without a
-// separator inside) joined by ", ", and ending at the first unit joined by " and " or " or "
-// (", and " / ", or " too): "a, b and c". Without that last join it is not closed: its units up
-// to where no join follows ("a, b, city Oslo" gives a, b, city), and where it ends is not known.
-struct List {
-  std::vector<std::string_view> units;
-  bool closed = false;
-};
+}  // namespace
 
-// The list whose first unit starts at `at`.
-List list_from(std::string_view text, size_t at) {
+TextList list_at(std::string_view text, size_t at) {
   static constexpr std::string_view kJoins[] = {", and ", ", or ", ", ", " and ", " or "};
-  List list;
+  TextList list;
   bool last = false;  // the unit at `begin` follows an "and" / "or" join
   size_t begin = at;
   while (begin < text.size() && !span_separator(text[begin])) {
     size_t end = begin + 1;
     while (!span_end(text, end)) ++end;
     list.units.push_back(text.substr(begin, end - begin));
+    list.starts.push_back(begin);
+    list.end = end;
     if (last) {
       list.closed = true;
       break;
@@ -56,6 +50,8 @@ List list_from(std::string_view text, size_t at) {
   return list;
 }
 
+namespace {
+
 // The items a copied list skipped: `items` (their copy texts) in the order of the units of one
 // list of `text` that starts with items[0]; that whole list when it is closed, else its units
 // up to the last item; none when no list holds them or two lists disagree.
@@ -64,7 +60,7 @@ std::optional<std::vector<std::string>> list_with_gaps(std::string_view text, co
   const std::string& first = items.front();
   for (size_t at = text.find(first); at != std::string_view::npos; at = text.find(first, at + 1)) {
     if (!span_start(text, at) || !span_end(text, at + first.size())) continue;
-    const List list = list_from(text, at);
+    const TextList list = list_at(text, at);
     size_t k = 1, u = 1;
     for (; k < items.size() && u < list.units.size(); ++u) {
       if (list.units[u] == items[k]) ++k;

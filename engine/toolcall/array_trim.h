@@ -9,11 +9,27 @@
 
 #include <cstddef>
 #include <string_view>
+#include <vector>
 
 #include "dloop/base/json.h"
 #include "dloop/base/json_schema.h"
 
 namespace dloop::engine::toolcall {
+
+// A list of `text` (docs/tool-calls.md "Array gaps and list ends"): units (spans that start and
+// end at word boundaries, spans.h, without a separator inside) joined by ", ", ending at the first
+// unit joined by " and " or " or " (", and " / ", or " too): "a, b and c" is closed. Without that
+// last join it is not closed: its units up to where no join follows ("a, b, city Oslo" gives a, b,
+// city), and where it really ends is not known.
+struct TextList {
+  std::vector<std::string_view> units;
+  std::vector<size_t> starts;  // where each unit starts in the text
+  size_t end = 0;              // where the last unit ends
+  bool closed = false;
+};
+
+// The list of `text` whose first unit starts at `at` (no units at a separator or the end).
+TextList list_at(std::string_view text, size_t at);
 
 // Cuts the overruns of every array in `value` (walked along `schema`: properties, items,
 // additionalProperties; arrays under anyOf or without a schema are left alone). An array is cut at

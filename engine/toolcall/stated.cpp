@@ -8,6 +8,7 @@
 #include <set>
 #include <vector>
 
+#include "array_trim.h"
 #include "member_order.h"
 #include "spans.h"
 
@@ -54,20 +55,6 @@ bool connects(std::string_view text, size_t end, size_t at) {
   return j == at;
 }
 
-// The longest run of bytes `a` and `b` share.
-size_t longest_common_run(std::string_view a, std::string_view b) {
-  std::vector<size_t> prev(b.size() + 1, 0), cur(b.size() + 1, 0);
-  size_t best = 0;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    for (size_t j = 1; j <= b.size(); ++j) {
-      cur[j] = a[i - 1] == b[j - 1] ? prev[j - 1] + 1 : 0;
-      best = std::max(best, cur[j]);
-    }
-    std::swap(prev, cur);
-  }
-  return best;
-}
-
 bool equal_but_case(std::string_view a, std::string_view b) {
   return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
            return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
@@ -107,13 +94,14 @@ std::string_view bare(std::string_view v) {
   return b;
 }
 
-// Whether a member's value `vt` is a garbled copy of another member's value: not a copy itself,
-// and sharing a run of 4 bytes or more with that value and more than with its own stated one.
-bool garbled_other(const std::vector<Member>& members, const Member& self, std::string_view vt, size_t own) {
-  for (const Member& m : members) {
-    if (&m == &self) continue;
-    const size_t run = longest_common_run(vt, copy_text(*m.value));
-    if (run >= 4 && run > own) return true;
+// Whether `vt` is `stated` run on into the text that connects it to what follows: a comma or
+// semicolon, or a joining word (`Tomas Mansour and`, `Ismael Larsen and time`).
+bool runs_on(std::string_view vt, std::string_view stated) {
+  static constexpr std::string_view kJoins[] = {",", ";", " and", " or", " then", " with", " using", " where"};
+  if (vt.size() <= stated.size() || vt.substr(0, stated.size()) != stated) return false;
+  const std::string_view rest = vt.substr(stated.size());
+  for (std::string_view join : kJoins) {
+    if (rest.substr(0, join.size()) == join && (rest.size() == join.size() || rest[join.size()] == ' ')) return true;
   }
   return false;
 }
@@ -137,22 +125,23 @@ size_t repair_round(std::vector<Member>& members, std::string_view text, std::st
     if (!repeat && !elsewhere) {
       if (copy) {
         // A copy stays, unless it is a part of the value stated for its key (`Berg` of `Una Berg`,
-        // `is Vikram` of `Vikram Fontaine`).
-        if (whole_occurrences(*stated, bare(vt)) == 0) continue;
+        // `is Vikram` of `Vikram Fontaine`) or that value run on into the connecting text after
+        // it (`Tomas Mansour and`).
+        if (whole_occurrences(*stated, bare(vt)) == 0 && !runs_on(vt, *stated)) continue;
       } else if (equal_but_case(vt, *stated)) {
         continue;
-      } else if (!number) {
-        const size_t own = longest_common_run(vt, *stated);
-        if (own < std::min<size_t>(3, stated->size()) && !garbled_other(members, m, vt, own)) continue;
       }
     }
     if (number) {
       const bool integer = !(m.node->types & base::kSchemaNumber);
       if (!plain_number(*stated, integer)) continue;
       base::Result<base::Json> n = base::Json::parse(*stated);
-      if (!n.ok()) continue;
+      if (!n.ok() || !m.node->accepts(*n)) continue;
       *m.value = std::move(*n);
     } else if (m.value->is_string()) {
+      // A value the model wrote in other words ("2026-12-07" for "tomorrow") stays when the
+      // member's schema refuses the stated one (a pattern).
+      if (!m.node->accepts(base::Json(*stated))) continue;
       *m.value = base::Json(*stated);
     } else {
       continue;  // a number under a schema that also takes strings: left as it is
@@ -162,10 +151,40 @@ size_t repair_round(std::vector<Member>& members, std::string_view text, std::st
   return replaced;
 }
 
+// What the mentions of a key state, agreed: the one value when all agree; when they disagree,
+// the one value the mentions on the first line of the text agree on (the request's own statement
+// wins over a tool result's field of the same name, on the lines after it); none otherwise.
+template <typename T>
+class Agreement {
+ public:
+  explicit Agreement(std::string_view text) : line_end_(text.find('\n')) {}
+
+  void add(size_t mention_end, T value) { found_.push_back({mention_end < line_end_, std::move(value)}); }
+
+  std::optional<T> result() const {
+    if (found_.empty()) return std::nullopt;
+    if (agree(false)) return found_.front().second;
+    if (line_end_ != std::string_view::npos && found_.front().first && agree(true)) return found_.front().second;
+    return std::nullopt;
+  }
+
+ private:
+  // Whether the values found (on the first line only) are all the same.
+  bool agree(bool first_line_only) const {
+    for (const auto& [first_line, value] : found_) {
+      if ((first_line || !first_line_only) && value != found_.front().second) return false;
+    }
+    return true;
+  }
+
+  size_t line_end_;
+  std::vector<std::pair<bool, T>> found_;  // (on the first line, value) per mention, in text order
+};
+
 }  // namespace
 
 std::optional<std::string> stated_value(std::string_view text, std::string_view key, bool plainly) {
-  std::optional<std::string> found;
+  Agreement<std::string> stated(text);
   for (size_t end : mention_ends(text, key)) {
     const size_t at = skip_gap(text, end);
     if (at == end || at - end > kMaxGap) continue;
@@ -178,10 +197,39 @@ std::optional<std::string> stated_value(std::string_view text, std::string_view 
       const bool looks = (unit[0] >= 'A' && unit[0] <= 'Z') || unit.find_first_of("0123456789") != std::string_view::npos;
       if (!marked && !looks) continue;
     }
-    if (found && *found != unit) return std::nullopt;
-    found = std::string(unit);
+    stated.add(end, std::string(unit));
   }
-  return found;
+  return stated.result();
+}
+
+std::optional<std::vector<std::string>> stated_list(std::string_view text, std::string_view key,
+                                                    const std::vector<std::string>& keys) {
+  std::vector<size_t> key_starts;  // where a mention of some key name starts
+  for (const std::string& k : keys) {
+    for (size_t at : all_mentions(text, k)) key_starts.push_back(at);
+  }
+  Agreement<std::vector<std::string>> stated(text);
+  for (size_t end : mention_ends(text, key)) {
+    const size_t at = skip_gap(text, end);
+    if (at == end || at - end > kMaxGap) continue;
+    const TextList list = list_at(text, at);
+    size_t n = list.units.size();
+    for (size_t u = 1; u < list.units.size(); ++u) {
+      if (std::find(key_starts.begin(), key_starts.end(), list.starts[u]) != key_starts.end()) {
+        n = u;  // the list ends before the next key's name
+        break;
+      }
+    }
+    bool ended = n < list.units.size() || list.closed;
+    if (!ended && n > 0) {  // nothing but punctuation and spaces after it up to the line's end
+      size_t j = list.end;
+      while (j < text.size() && text[j] != '\n' && std::strchr(" ,.;:!?", text[j])) ++j;
+      ended = j == text.size() || text[j] == '\n';
+    }
+    if (!ended || n == 0) continue;
+    stated.add(end, std::vector<std::string>(list.units.begin(), list.units.begin() + static_cast<std::ptrdiff_t>(n)));
+  }
+  return stated.result();
 }
 
 std::optional<base::Json> stated_assignment(const base::Schema& schema, const base::Json& arguments,
@@ -242,6 +290,67 @@ size_t repair_stated_values(base::Json& arguments, const base::SchemaNode& schem
     if (replaced == before) break;
   }
   return replaced;
+}
+
+namespace {
+
+// Every property name under `schema` (nested objects and array items too).
+void key_names(const base::SchemaNode& schema, std::vector<std::string>& out) {
+  for (const auto& [key, node] : schema.properties) {
+    out.push_back(key);
+    key_names(*node, out);
+  }
+  if (schema.items) key_names(*schema.items, out);
+}
+
+// An array of what each unit reads as under an item schema of strings or of numbers; none when
+// the item schema is neither or a unit is not a plain number where numbers are due.
+std::optional<base::Json> list_value(const std::vector<std::string>& units, const base::SchemaNode& items) {
+  const bool strings = items.types == base::kSchemaString;
+  const bool numbers = (items.types & ~(base::kSchemaInteger | base::kSchemaNumber)) == 0 && items.types != 0;
+  if (!strings && !numbers) return std::nullopt;
+  base::Json::Array out;
+  for (const std::string& unit : units) {
+    if (strings) {
+      out.emplace_back(unit);
+      continue;
+    }
+    if (!plain_number(unit, !(items.types & base::kSchemaNumber))) return std::nullopt;
+    base::Result<base::Json> n = base::Json::parse(unit);
+    if (!n.ok()) return std::nullopt;
+    out.push_back(std::move(*n));
+  }
+  return base::Json::array(std::move(out));
+}
+
+size_t repair_lists(base::Json& v, const base::SchemaNode& schema, std::string_view text,
+                    const std::vector<std::string>& keys) {
+  if (!v.is_object()) return 0;
+  size_t replaced = 0;
+  for (auto& [key, member] : v.as_object()) {
+    const base::SchemaNode* child = schema.property(key);
+    if (!child) continue;
+    if (member.is_object()) {
+      replaced += repair_lists(member, *child, text, keys);
+      continue;
+    }
+    if (!member.is_array() || !child->items) continue;
+    const std::optional<std::vector<std::string>> stated = stated_list(text, key, keys);
+    if (!stated) continue;
+    std::optional<base::Json> list = list_value(*stated, *child->items);
+    if (!list || *list == member || !child->accepts(*list)) continue;
+    member = std::move(*list);
+    ++replaced;
+  }
+  return replaced;
+}
+
+}  // namespace
+
+size_t repair_stated_lists(base::Json& arguments, const base::SchemaNode& schema, std::string_view text) {
+  std::vector<std::string> keys;
+  key_names(schema, keys);
+  return repair_lists(arguments, schema, text, keys);
 }
 
 namespace {

@@ -23,7 +23,8 @@ namespace dloop::engine::toolcall {
 // The value `text` states for `key`: at every mention of the key's name followed by connecting
 // text, the unit that starts there (spans.h unit_at: a quoted string's content, a word, or a
 // name's capitalised words). Returned when all such mentions state the same one; nullopt when
-// none does or two disagree.
+// none does or two disagree, unless the mentions on the text's first line (the request, before
+// tool results on lines of their own) agree: then theirs.
 // plainly: only values stated plainly (a quoted string, a `:`, `=` or "set" between the name and
 // the value, or a value that starts with a capital or holds a digit): "content set to alpha",
 // "city Quito", not "city like".
@@ -58,6 +59,24 @@ std::optional<base::Json> stated_assignment(const base::Schema& schema, const ba
 // Returns the number of values replaced; the caller validates the result.
 size_t repair_stated_values(base::Json& arguments, const base::SchemaNode& schema, std::string_view text,
                             std::string_view conversation, bool scoped = false);
+
+// The list `text` states for `key` ("Stated lists"): at every mention of the key's name followed
+// by connecting text (as stated_value), the list that starts there (array_trim.h list_at: units
+// joined by ", " up to one joined by "and" / "or"), cut before a unit where a mention of one of
+// `keys` (the tool's key names) starts; taken when it is closed, cut so, or followed by nothing
+// but punctuation up to the end of its line: "attendees: galaxy, red and daisy", "keywords secret
+// and morning", "categories warm and content orchid" (["warm"]). Mentions agree as in
+// stated_value (the first line's statement wins over a tool result's); nullopt otherwise.
+std::optional<std::vector<std::string>> stated_list(std::string_view text, std::string_view key,
+                                                    const std::vector<std::string>& keys);
+
+// Copy repair's stated lists: each array member of `arguments` (nested objects included) whose
+// items are strings or numbers (by the item schema's type) and for whose key `text` states a
+// list (stated_list; the keys are every property name under `schema`) becomes that list, unless
+// a unit is not a plain JSON number where numbers are due (`["red and", "daisy"]` -> `["galaxy",
+// "red", "daisy"]`, `["secret and morning"]` -> `["secret", "morning"]`). Returns the number of
+// arrays replaced; the caller validates the result.
+size_t repair_stated_lists(base::Json& arguments, const base::SchemaNode& schema, std::string_view text);
 
 // The call's scope ("Call scope"): a request that asks for several actions ("archive my expense
 // with content "pixel". After that, search for library loan author: Emil Lund, then convert the

@@ -318,6 +318,12 @@ base::Result<ToolCallResult> Engine::run_tool_call(const ToolCallRequest& reques
         arguments = std::move(filled);
         r.array_items_added = static_cast<int>(added);
       }
+      base::Json listed = arguments;
+      const size_t lists = toolcall::repair_stated_lists(listed, tool.schema.root(), scoped);
+      if (lists > 0 && tool.schema.validate(listed).ok()) {
+        arguments = std::move(listed);
+        r.stated_lists = static_cast<int>(lists);
+      }
       if (scope) {
         base::Json kept = arguments;
         const size_t dropped_args = toolcall::drop_other_calls_arguments(kept, tool.schema.root(), *scope, mentions);

@@ -86,6 +86,13 @@ TEST(JsonSchema, PropertiesRequiredAndNesting) {
   ASSERT_NE(s.root().property("where"), nullptr);
   EXPECT_EQ(s.root().property("where")->types, kSchemaObject);
   EXPECT_EQ(s.root().property("nope"), nullptr);
+  // One node alone: what validate() checks at its place.
+  const SchemaNode& where = *s.root().property("where");
+  EXPECT_TRUE(where.accepts(J(R"({"lat":1.5})")));
+  EXPECT_FALSE(where.accepts(J("{}")));
+  EXPECT_FALSE(where.accepts(J(R"({"lat":"x"})")));
+  EXPECT_TRUE(s.root().property("city")->accepts(J(R"("Oslo")")));
+  EXPECT_FALSE(s.root().property("city")->accepts(J("3")));
 }
 
 TEST(JsonSchema, AdditionalProperties) {

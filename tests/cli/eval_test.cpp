@@ -149,6 +149,21 @@ TEST(Eval, StatedValuesAndTheCallScopeReadWhatTheRequestSays) {
   expect_copy_repair_mends(58, "and afterwards show me my contact using limit 1498");
   // "with city Beijing": the optional argument the model leaves out is added.
   expect_copy_repair_mends(213, "with city Beijing");
+  // "employee: Tomas Mansour and using rating 211.9": the model's copy runs on into "and".
+  expect_copy_repair_mends(134, "employee: Tomas Mansour and using");
+  // "for city Yerevan": the model writes "YI", no copy at all.
+  expect_copy_repair_mends(262, "for city Yerevan");
+  // "date set to 2030-10-13" in the request, `"date": "2027-12-27"` in a tool result: the
+  // request's statement wins.
+  expect_copy_repair_mends(239, "share the contact date set to 2030-10-13");
+}
+
+// Stated lists (docs/tool-calls.md "Copy repair"): the list the request states right after an
+// array's key name replaces what the model wrote (`["red and", "daisy"]`, `["secret and
+// morning"]`). (Model-dependent, as above.)
+TEST(Eval, StatedListsReadTheListAfterTheKeysName) {
+  expect_copy_repair_mends(18, "attendees: galaxy, red and daisy");
+  expect_copy_repair_mends(133, "keywords: secret and morning");
 }
 
 // Held-out line 211: "remove the fuel price email amara.fischer@acme.io, city Beijing". Infilling

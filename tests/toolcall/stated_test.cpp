@@ -86,6 +86,16 @@ TEST(StatedValues, TheUnitRightAfterAKeysName) {
   EXPECT_EQ(stated_value("city \"Oslo", "city"), std::nullopt);  // a quote not closed
 }
 
+TEST(StatedValues, TheRequestWinsOverAToolResult) {
+  // The request (first line) states one value, a tool result (a later line) another: the request's.
+  EXPECT_EQ(stated_value("share the contact date set to 2030-10-13.\n{\"date\": \"2027-12-27\"}", "date"), "2030-10-13");
+  // Only tool results state it, and they disagree; the request disagrees with itself.
+  EXPECT_EQ(stated_value("share it\n{\"date\": \"2027-12-27\"}\n{\"date\": \"2027-12-28\"}", "date"), std::nullopt);
+  EXPECT_EQ(stated_value("date 2030-10-13 or date 2030-10-14\n{\"date\": \"2030-10-13\"}", "date"), std::nullopt);
+  // One line: two statements that disagree are no statement.
+  EXPECT_EQ(stated_value("date 2030-10-13, {\"date\": \"2027-12-27\"}", "date"), std::nullopt);
+}
+
 // `args` after repair_stated_values with `schema`, the request `text` (also the conversation).
 std::string repaired(const std::string& schema_text, const std::string& args, const std::string& text,
                      size_t* n = nullptr) {
@@ -147,14 +157,34 @@ TEST(StatedValues, ACopyOfWhatTheRequestSaysForAnotherCall) {
   EXPECT_EQ(v.dump(), R"({"full_name":"Omar Carvalho"})");
 }
 
+TEST(StatedValues, AValueThatIsNoCopyOrRunsOnTakesTheStatedOne) {
+  // Not a copy, with nothing in common with the stated value.
+  EXPECT_EQ(repaired(kPerson, R"({"dimensions": {"city": "YI"}})", "dimensions with city Yerevan"),
+            R"({"dimensions":{"city":"Yerevan"}})");
+  EXPECT_EQ(repaired(kPerson, R"({"birthday": "Ulaanba;  ,"})", "birthday set to 2030-10-13 in Ulaanbaatar"),
+            R"({"birthday":"2030-10-13"})");
+  // A copy of the stated value run on into the connecting text after it.
+  EXPECT_EQ(repaired(kPerson, R"({"full_name": "Tomas Mansour and"})", "full name: Tomas Mansour and using rating 2"),
+            R"({"full_name":"Tomas Mansour"})");
+  EXPECT_EQ(repaired(kPerson, R"({"full_name": "Ismael Larsen, then"})", "full name Ismael Larsen, then stop"),
+            R"({"full_name":"Ismael Larsen"})");
+  // A copy that goes on with more words of its own stays ("red market amber" after "content red").
+  EXPECT_EQ(repaired(kPerson, R"({"full_name": "red market amber"})", "full name red market amber"),
+            R"({"full_name":"red market amber"})");
+}
+
 TEST(StatedValues, CopiesAndValuesInOtherWordsStay) {
   size_t n = 0;
   // A copy of the conversation stays, even when the key states another value.
   EXPECT_EQ(repaired(kPerson, R"({"full_name": "Omar"})", "full name Una Carvalho, friend Omar", &n),
             R"({"full_name":"Omar"})");
   EXPECT_EQ(n, 0u);
-  // Nothing in common with the stated value ("tomorrow"), or only letter case.
-  EXPECT_EQ(repaired(kPerson, R"({"birthday": "2026-12-07"})", "birthday tomorrow"), R"({"birthday":"2026-12-07"})");
+  // A value in other words stays where the member's schema refuses the stated one; one that
+  // differs in letter case only stays.
+  constexpr const char* kDated = R"({"type": "object", "properties": {"birthday": {"type": "string",
+    "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"}, "guests": {"type": "integer", "maximum": 10}}})";
+  EXPECT_EQ(repaired(kDated, R"({"birthday": "2026-12-07"})", "birthday tomorrow"), R"({"birthday":"2026-12-07"})");
+  EXPECT_EQ(repaired(kDated, R"({"guests": 61})", "guests 12"), R"({"guests":61})");
   EXPECT_EQ(repaired(kPerson, R"({"full_name": "Una carvalho"})", "full name Una Carvalho"),
             R"({"full_name":"Una carvalho"})");
   // Not stated; a number member whose stated value is not a number; an enum.
@@ -162,6 +192,53 @@ TEST(StatedValues, CopiesAndValuesInOtherWordsStay) {
   EXPECT_EQ(repaired(kPerson, R"({"guests": 61})", "guests 6x"), R"({"guests":61})");
   EXPECT_EQ(repaired(kPerson, R"({"guests": 61})", "guests 6.5"), R"({"guests":61})");
   EXPECT_EQ(repaired(kPerson, R"({"mode": "b"})", "mode a"), R"({"mode":"b"})");
+}
+
+// `args` after repair_stated_lists with `schema` and the request `text`.
+std::string listed(const std::string& args, const std::string& text, size_t* n = nullptr) {
+  auto schema = base::Schema::compile(*Json::parse(R"({"type": "object", "properties": {
+    "attendees": {"type": "array", "items": {"type": "string"}}, "items": {"type": "array", "items": {"type": "integer"}},
+    "tags": {"type": "array", "items": {"type": "string"}, "maxItems": 2}, "content": {"type": "string"},
+    "dimensions": {"type": "object", "properties": {"attendees": {"type": "array", "items": {"type": "string"}}}}}})"));
+  EXPECT_TRUE(schema.ok()) << schema.status().message();
+  Json v = *Json::parse(args);
+  const size_t r = repair_stated_lists(v, schema->root(), text);
+  if (n) *n = r;
+  return v.dump();
+}
+
+TEST(StatedLists, TheListRightAfterAKeysName) {
+  const std::vector<std::string> keys = {"attendees", "content", "full_name"};
+  using L = std::vector<std::string>;
+  EXPECT_EQ(stated_list("search with attendees: galaxy, red and daisy, please?", "attendees", keys), (L{"galaxy", "red", "daisy"}));
+  EXPECT_EQ(stated_list("with attendees kitchen and red and where language is english", "attendees", keys), (L{"kitchen", "red"}));
+  // Cut before the next key's name; followed by nothing but punctuation up to the line's end.
+  EXPECT_EQ(stated_list("attendees warm and content orchid", "attendees", keys), (L{"warm"}));
+  EXPECT_EQ(stated_list("attendees warm, pixel, full name Una Berg", "attendees", keys), (L{"warm", "pixel"}));
+  EXPECT_EQ(stated_list("set attendees: warm, pixel.\n{\"id\": 3}", "attendees", keys), (L{"warm", "pixel"}));
+  // Where the list ends is not known ("big red apple"); no list; two lists that disagree.
+  EXPECT_EQ(stated_list("attendees big red apple", "attendees", keys), std::nullopt);
+  EXPECT_EQ(stated_list("the attendees, said Una", "attendees", keys), std::nullopt);
+  EXPECT_EQ(stated_list("attendees a and b, then attendees c and d", "attendees", keys), std::nullopt);
+}
+
+TEST(StatedLists, AnArrayTakesTheStatedList) {
+  size_t n = 0;
+  EXPECT_EQ(listed(R"({"attendees": ["red and", "daisy"]})", "attendees: galaxy, red and daisy, please", &n),
+            R"({"attendees":["galaxy","red","daisy"]})");
+  EXPECT_EQ(n, 1u);
+  EXPECT_EQ(listed(R"({"attendees": ["secret and morning"], "content": "x"})", "attendees: secret and morning, content x"),
+            R"({"attendees":["secret","morning"],"content":"x"})");
+  // Numbers; a nested object's array; an empty array.
+  EXPECT_EQ(listed(R"({"items": [25, 25, 28, 15]})", "items 15, 28 and 36"), R"({"items":[15,28,36]})");
+  EXPECT_EQ(listed(R"({"dimensions": {"attendees": []}})", "dimensions (attendees warm and red)"),
+            R"({"dimensions":{"attendees":["warm","red"]}})");
+  // Already the list; a unit that is not a number where numbers are due; a list the schema
+  // refuses (maxItems 2): the array stays.
+  EXPECT_EQ(listed(R"({"attendees": ["a", "b"]})", "attendees a and b", &n), R"({"attendees":["a","b"]})");
+  EXPECT_EQ(n, 0u);
+  EXPECT_EQ(listed(R"({"items": [1]})", "items 1 and two"), R"({"items":[1]})");
+  EXPECT_EQ(listed(R"({"tags": ["a"]})", "tags a, b and c"), R"({"tags":["a"]})");
 }
 
 TEST(CallScope, TheClauseThatNamesTheTool) {

@@ -65,6 +65,8 @@ struct SchemaNode {
   // The schema of property `name`, or nullptr when it is not declared in `properties`.
   const SchemaNode* property(std::string_view name) const;
   bool is_required(std::string_view name) const;
+  // Whether `value` is valid for this node alone (what Schema::validate checks at its place).
+  bool accepts(const Json& value) const;
 };
 
 // One validation problem: a JSON pointer into the value ("#", "#/city", "#/items/0") and a reason.
