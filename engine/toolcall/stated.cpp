@@ -85,13 +85,34 @@ void collect_members(base::Json& v, const base::SchemaNode& schema, std::vector<
 
 std::string copy_text(const base::Json& v) { return v.is_string() ? v.as_string() : v.dump(); }
 
+// The copy texts of the string and number items of the arrays in `v` (nested objects too).
+void collect_array_items(const base::Json& v, std::vector<std::string>& out) {
+  if (!v.is_object()) return;
+  for (const auto& [key, member] : v.as_object()) {
+    if (member.is_object()) collect_array_items(member, out);
+    if (!member.is_array()) continue;
+    for (const base::Json& item : member.as_array()) {
+      if (item.is_string() || item.is_number()) out.push_back(copy_text(item));
+    }
+  }
+}
+
 // `v` without the connecting text it starts with and the sentence punctuation it ends with
 // ("is Vikram" -> "Vikram", "Munich." -> "Munich"); `v` itself when nothing would be left.
 std::string_view bare(std::string_view v) {
   const size_t at = skip_gap(v, 0);
   std::string_view b = at < v.size() ? v.substr(at) : v;
-  while (b.size() > 1 && std::strchr(".,;:!?", b.back())) b.remove_suffix(1);
+  while (b.size() > 1 && std::strchr(".,;:!?)]", b.back())) b.remove_suffix(1);
   return b;
+}
+
+// Whether `value` occurs in `text` in double or single quotes.
+bool quoted_in(std::string_view text, std::string_view value) {
+  for (char q : {'"', '\''}) {
+    const std::string quoted = q + std::string(value) + q;
+    if (text.find(quoted) != std::string_view::npos) return true;
+  }
+  return false;
 }
 
 // Whether `vt` is `stated` run on into the text that connects it to what follows: a comma or
@@ -107,10 +128,11 @@ bool runs_on(std::string_view vt, std::string_view stated) {
 }
 
 // One round of repair_stated_values over `members`; the number of values replaced.
-size_t repair_round(std::vector<Member>& members, std::string_view text, std::string_view conversation,
-                    bool scoped) {
+size_t repair_round(std::vector<Member>& members, const std::vector<std::string>& array_items, std::string_view text,
+                    std::string_view conversation, bool scoped) {
   std::map<std::string, size_t, std::less<>> counts;
   for (const Member& m : members) ++counts[std::string(bare(copy_text(*m.value)))];
+  for (const std::string& item : array_items) ++counts[item];
   size_t replaced = 0;
   for (const Member& m : members) {
     if (m.literal) continue;
@@ -127,7 +149,8 @@ size_t repair_round(std::vector<Member>& members, std::string_view text, std::st
         // A copy stays, unless it is a part of the value stated for its key (`Berg` of `Una Berg`,
         // `is Vikram` of `Vikram Fontaine`) or that value run on into the connecting text after
         // it (`Tomas Mansour and`).
-        if (whole_occurrences(*stated, bare(vt)) == 0 && !runs_on(vt, *stated)) continue;
+        // A stated value in quotes is the plainest statement and wins over any copy.
+        if (whole_occurrences(*stated, bare(vt)) == 0 && !runs_on(vt, *stated) && !quoted_in(text, *stated)) continue;
       } else if (equal_but_case(vt, *stated)) {
         continue;
       }
@@ -213,10 +236,12 @@ std::optional<std::vector<std::string>> stated_list(std::string_view text, std::
     const size_t at = skip_gap(text, end);
     if (at == end || at - end > kMaxGap) continue;
     const TextList list = list_at(text, at);
+    static constexpr std::string_view kLinks[] = {"with", "where", "using", "then", "and", "or"};
     size_t n = list.units.size();
     for (size_t u = 1; u < list.units.size(); ++u) {
-      if (std::find(key_starts.begin(), key_starts.end(), list.starts[u]) != key_starts.end()) {
-        n = u;  // the list ends before the next key's name
+      const bool link = std::find(std::begin(kLinks), std::end(kLinks), list.units[u]) != std::end(kLinks);
+      if (link || std::find(key_starts.begin(), key_starts.end(), list.starts[u]) != key_starts.end()) {
+        n = u;  // the list ends before the next key's name or a linking word
         break;
       }
     }
@@ -282,11 +307,13 @@ size_t repair_stated_values(base::Json& arguments, const base::SchemaNode& schem
                             std::string_view conversation, bool scoped) {
   std::vector<Member> members;
   collect_members(arguments, schema, members);
+  std::vector<std::string> array_items;  // the string and number items of array members
+  collect_array_items(arguments, array_items);
   size_t replaced = 0;
   // Rounds: a value replaced by a copy can make another member's value a repeat.
   for (size_t round = 0; round <= members.size(); ++round) {
     const size_t before = replaced;
-    replaced += repair_round(members, text, conversation, scoped);
+    replaced += repair_round(members, array_items, text, conversation, scoped);
     if (replaced == before) break;
   }
   return replaced;
@@ -345,7 +372,50 @@ size_t repair_lists(base::Json& v, const base::SchemaNode& schema, std::string_v
   return replaced;
 }
 
+// The literal `stated` reads as under `node`: one of its enum values (a string, exactly), or for
+// a boolean member true for true/on/yes/enabled and false for false/off/no/disabled; none otherwise.
+std::optional<base::Json> stated_literal(const base::SchemaNode& node, std::string_view stated) {
+  if (node.enum_values) {
+    for (const base::Json& v : *node.enum_values) {
+      if (v.is_string() && v.as_string() == stated) return v;
+    }
+    return std::nullopt;
+  }
+  if (node.types != base::kSchemaBoolean || node.const_value) return std::nullopt;
+  for (std::string_view yes : {"true", "on", "yes", "enabled"}) {
+    if (stated == yes) return base::Json(true);
+  }
+  for (std::string_view no : {"false", "off", "no", "disabled"}) {
+    if (stated == no) return base::Json(false);
+  }
+  return std::nullopt;
+}
+
+size_t repair_literals(base::Json& v, const base::SchemaNode& schema, std::string_view text) {
+  if (!v.is_object()) return 0;
+  size_t replaced = 0;
+  for (auto& [key, member] : v.as_object()) {
+    const base::SchemaNode* child = schema.property(key);
+    if (!child) continue;
+    if (member.is_object()) {
+      replaced += repair_literals(member, *child, text);
+      continue;
+    }
+    const std::optional<std::string> stated = stated_value(text, key);
+    if (!stated) continue;
+    std::optional<base::Json> literal = stated_literal(*child, *stated);
+    if (!literal || *literal == member || !child->accepts(*literal)) continue;
+    member = std::move(*literal);
+    ++replaced;
+  }
+  return replaced;
+}
+
 }  // namespace
+
+size_t repair_stated_literals(base::Json& arguments, const base::SchemaNode& schema, std::string_view text) {
+  return repair_literals(arguments, schema, text);
+}
 
 size_t repair_stated_lists(base::Json& arguments, const base::SchemaNode& schema, std::string_view text) {
   std::vector<std::string> keys;
@@ -433,7 +503,15 @@ size_t add_stated_arguments(base::Json& arguments, const base::SchemaNode& schem
   if (!arguments.is_object()) return 0;
   size_t added = 0;
   for (const auto& [key, node] : schema.properties) {
-    if (arguments.find(key) || node->enum_values || node->const_value) continue;
+    if (arguments.find(key) || node->const_value) continue;
+    if (node->enum_values || node->types == base::kSchemaBoolean) {  // a literal: the vocabulary is the evidence
+      const std::optional<std::string> stated = stated_value(scope, key);
+      const std::optional<base::Json> literal = stated ? stated_literal(*node, *stated) : std::nullopt;
+      if (!literal) continue;
+      arguments.set(key, *literal);
+      ++added;
+      continue;
+    }
     const bool string = node->types == base::kSchemaString;
     const bool number = (node->types & ~(base::kSchemaInteger | base::kSchemaNumber)) == 0 && node->types != 0;
     if (!string && !number) continue;

@@ -78,6 +78,13 @@ std::optional<std::vector<std::string>> stated_list(std::string_view text, std::
 // arrays replaced; the caller validates the result.
 size_t repair_stated_lists(base::Json& arguments, const base::SchemaNode& schema, std::string_view text);
 
+// Copy repair's stated literals: each enum or boolean member of `arguments` (nested objects
+// included) for whose key `text` states a literal (stated_value: one of the enum's string values
+// exactly; for a boolean true/on/yes/enabled or false/off/no/disabled) takes it: `"verbose":
+// false` for "set verbose to true", `"visibility": "low"` for "visibility set to medium".
+// Returns the number of members changed; the caller validates the result.
+size_t repair_stated_literals(base::Json& arguments, const base::SchemaNode& schema, std::string_view text);
+
 // The call's scope ("Call scope"): a request that asks for several actions ("archive my expense
 // with content "pixel". After that, search for library loan author: Emil Lund, then convert the
 // password using rating 13.6") states each call's values in its own clause. The last user

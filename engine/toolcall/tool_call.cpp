@@ -324,6 +324,12 @@ base::Result<ToolCallResult> Engine::run_tool_call(const ToolCallRequest& reques
         arguments = std::move(listed);
         r.stated_lists = static_cast<int>(lists);
       }
+      base::Json literal = arguments;
+      const size_t literals = toolcall::repair_stated_literals(literal, tool.schema.root(), scoped);
+      if (literals > 0 && tool.schema.validate(literal).ok()) {
+        arguments = std::move(literal);
+        r.stated_literals = static_cast<int>(literals);
+      }
       if (scope) {
         base::Json kept = arguments;
         const size_t dropped_args = toolcall::drop_other_calls_arguments(kept, tool.schema.root(), *scope, mentions);

@@ -164,6 +164,20 @@ TEST(Eval, StatedValuesAndTheCallScopeReadWhatTheRequestSays) {
 TEST(Eval, StatedListsReadTheListAfterTheKeysName) {
   expect_copy_repair_mends(18, "attendees: galaxy, red and daisy");
   expect_copy_repair_mends(133, "keywords: secret and morning");
+  // "with categories warm, with content": the list ends before the linking word.
+  expect_copy_repair_mends(59, "with categories warm, with content");
+}
+
+// Stated literals, quoted values and repeats of an array's item (docs/tool-calls.md "Copy
+// repair"). (Model-dependent, as above.)
+TEST(Eval, StatedLiteralsAndQuotedValuesWin) {
+  // "set verbose to true": the model writes false; "turning verbose on": the model leaves it out.
+  expect_copy_repair_mends(243, "set verbose to true");
+  expect_copy_repair_mends(153, "turning verbose on");
+  // `content "shared"`: the model copies a tool result's id instead.
+  expect_copy_repair_mends(105, "show all weather forecast with content");
+  // "city: Jakarta": the model writes "red", an item of the attendees list.
+  expect_copy_repair_mends(242, "city: Jakarta, time set to 20:50");
 }
 
 // Held-out line 211: "remove the fuel price email amara.fischer@acme.io, city Beijing". Infilling

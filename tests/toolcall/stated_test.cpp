@@ -168,6 +168,17 @@ TEST(StatedValues, AValueThatIsNoCopyOrRunsOnTakesTheStatedOne) {
             R"({"full_name":"Tomas Mansour"})");
   EXPECT_EQ(repaired(kPerson, R"({"full_name": "Ismael Larsen, then"})", "full name Ismael Larsen, then stop"),
             R"({"full_name":"Ismael Larsen"})");
+  // A quoted stated value wins over a copy (here of a tool result's id).
+  EXPECT_EQ(repaired(kPerson, R"({"full_name": "PKG-2739"})", "with full name \"Una Berg\"\n{\"id\": \"PKG-2739\"}"),
+            R"({"full_name":"Una Berg"})");
+  // A copy of another member's value with a closing bracket, or of an array's item: repeats.
+  EXPECT_EQ(repaired(kPerson, R"j({"birthday": "Omar Lund)", "full_name": "Omar Lund"})j",
+                     "birthday 2025-01-02, (full name: Omar Lund)"),
+            R"({"birthday":"2025-01-02","full_name":"Omar Lund"})");
+  EXPECT_EQ(repaired(R"({"type": "object", "properties": {"city": {"type": "string"}, "tags": {"type": "array",
+                       "items": {"type": "string"}}}})",
+                     R"({"city": "red", "tags": ["kitchen", "red"]})", "city: Jakarta, tags kitchen and red"),
+            R"({"city":"Jakarta","tags":["kitchen","red"]})");
   // A copy that goes on with more words of its own stays ("red market amber" after "content red").
   EXPECT_EQ(repaired(kPerson, R"({"full_name": "red market amber"})", "full name red market amber"),
             R"({"full_name":"red market amber"})");
@@ -216,6 +227,8 @@ TEST(StatedLists, TheListRightAfterAKeysName) {
   EXPECT_EQ(stated_list("attendees warm and content orchid", "attendees", keys), (L{"warm"}));
   EXPECT_EQ(stated_list("attendees warm, pixel, full name Una Berg", "attendees", keys), (L{"warm", "pixel"}));
   EXPECT_EQ(stated_list("set attendees: warm, pixel.\n{\"id\": 3}", "attendees", keys), (L{"warm", "pixel"}));
+  // Cut before a linking word: "with categories warm, with content ...".
+  EXPECT_EQ(stated_list("with attendees warm, with price 5", "attendees", keys), (L{"warm"}));
   // Where the list ends is not known ("big red apple"); no list; two lists that disagree.
   EXPECT_EQ(stated_list("attendees big red apple", "attendees", keys), std::nullopt);
   EXPECT_EQ(stated_list("the attendees, said Una", "attendees", keys), std::nullopt);
@@ -239,6 +252,44 @@ TEST(StatedLists, AnArrayTakesTheStatedList) {
   EXPECT_EQ(n, 0u);
   EXPECT_EQ(listed(R"({"items": [1]})", "items 1 and two"), R"({"items":[1]})");
   EXPECT_EQ(listed(R"({"tags": ["a"]})", "tags a, b and c"), R"({"tags":["a"]})");
+}
+
+constexpr const char* kSwitches = R"({"type": "object", "properties": {"verbose": {"type": "boolean"},
+  "visibility": {"enum": ["low", "medium", "high"]}, "fixed": {"type": "boolean", "const": true},
+  "dimensions": {"type": "object", "properties": {"dry_run": {"type": "boolean"}}}, "city": {"type": "string"},
+  "limit": {"type": "integer"}}})";
+
+TEST(StatedLiterals, EnumAndBooleanMembersTakeTheStatedLiteral) {
+  auto schema = base::Schema::compile(*Json::parse(kSwitches));
+  ASSERT_TRUE(schema.ok());
+  Json v = *Json::parse(R"({"verbose": false, "visibility": "low", "dimensions": {"dry_run": true}})");
+  EXPECT_EQ(repair_stated_literals(v, schema->root(), "set verbose to true, visibility set to medium, dry run off"), 3u);
+  EXPECT_EQ(v.dump(), R"({"verbose":true,"visibility":"medium","dimensions":{"dry_run":false}})");
+  // on/yes/enabled and off/no/disabled; the literal already there.
+  for (const char* yes : {"verbose on", "verbose: yes", "verbose enabled", "verbose is true"}) {
+    Json w = *Json::parse(R"({"verbose": false})");
+    EXPECT_EQ(repair_stated_literals(w, schema->root(), yes), 1u) << yes;
+    EXPECT_EQ(w.dump(), R"({"verbose":true})") << yes;
+  }
+  // Not a literal of the member (an enum value in another case, a word); not stated; a const.
+  for (const char* text : {"visibility Medium, verbose maybe", "nothing here", "visibility = average"}) {
+    Json w = *Json::parse(R"({"verbose": false, "visibility": "low", "fixed": true})");
+    EXPECT_EQ(repair_stated_literals(w, schema->root(), text), 0u) << text;
+    EXPECT_EQ(w.dump(), R"({"verbose":false,"visibility":"low","fixed":true})") << text;
+  }
+}
+
+TEST(StatedArguments, OptionalArgumentsTheScopeStatesAreAdded) {
+  auto schema = base::Schema::compile(*Json::parse(kSwitches));
+  ASSERT_TRUE(schema.ok());
+  // Plainly stated strings and numbers; literals stated at all.
+  Json v = *Json::parse("{}");
+  EXPECT_EQ(add_stated_arguments(v, schema->root(), "with city Beirut, limit: 5, turning verbose on, visibility high"), 4u);
+  EXPECT_EQ(v.dump(), R"({"verbose":true,"visibility":"high","city":"Beirut","limit":5})");
+  // Not plainly ("city like"), not a literal ("verbose please"), a member already there.
+  Json w = *Json::parse(R"({"limit": 2})");
+  EXPECT_EQ(add_stated_arguments(w, schema->root(), "city like, verbose please, limit 5"), 0u);
+  EXPECT_EQ(w.dump(), R"({"limit":2})");
 }
 
 TEST(CallScope, TheClauseThatNamesTheTool) {

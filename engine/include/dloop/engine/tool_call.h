@@ -135,6 +135,7 @@ struct ToolCallResult {
   int array_items_dropped = 0;          // items cut as array overruns (copy_repair)
   int array_items_added = 0;            // items a copied list skipped, filled (copy_repair)
   int stated_lists = 0;                 // arrays that took the list the request states (copy_repair)
+  int stated_literals = 0;              // enum/boolean members that took the literal the request states (copy_repair)
   int stated_values = 0;                // broken values replaced by the ones the request states
                                         // after their keys' names (copy_repair)
   int stated_arguments_added = 0;       // optional arguments the call's scope states plainly, added
