@@ -127,12 +127,56 @@ bool runs_on(std::string_view vt, std::string_view stated) {
   return false;
 }
 
+// Every property name under `schema` (nested objects and array items too).
+void key_names(const base::SchemaNode& schema, std::vector<std::string>& out) {
+  for (const auto& [key, node] : schema.properties) {
+    out.push_back(key);
+    key_names(*node, out);
+  }
+  if (schema.items) key_names(*schema.items, out);
+}
+
+// Whether every whole occurrence of `vt` in `conversation` lies inside a mention of one of
+// `keys`: a key's name copied as a value (`renew` of "auto renew").
+bool only_in_key_names(std::string_view conversation, std::string_view vt, const std::vector<std::string>& keys) {
+  std::vector<std::pair<size_t, size_t>> names;
+  for (const std::string& k : keys) {
+    for (size_t at : all_mentions(conversation, k)) names.emplace_back(at, at + k.size());
+  }
+  bool any = false;
+  for (size_t at = conversation.find(vt); at != std::string_view::npos; at = conversation.find(vt, at + 1)) {
+    if (!span_start(conversation, at) || !span_end(conversation, at + vt.size())) continue;
+    any = true;
+    const bool inside = std::any_of(names.begin(), names.end(),
+                                    [&](const auto& n) { return n.first <= at && at + vt.size() <= n.second; });
+    if (!inside) return false;
+  }
+  return any;
+}
+
+// Whether `vt` is a whole unit of another member's (longer) value: `Carvalho` next to `Una Carvalho`.
+bool part_of_other(const std::vector<Member>& members, const Member& self, std::string_view vt) {
+  return std::any_of(members.begin(), members.end(), [&](const Member& m) {
+    if (&m == &self) return false;
+    const std::string other = copy_text(*m.value);
+    return other.size() > vt.size() && whole_occurrences(other, vt) > 0;
+  });
+}
+
+// What a round of repair_stated_values reads besides the members.
+struct RoundInput {
+  std::vector<std::string> array_items;  // the string and number items of array members
+  std::vector<std::string> keys;         // every key name of the schema
+  std::string_view text, conversation;
+  bool scoped = false;
+};
+
 // One round of repair_stated_values over `members`; the number of values replaced.
-size_t repair_round(std::vector<Member>& members, const std::vector<std::string>& array_items, std::string_view text,
-                    std::string_view conversation, bool scoped) {
+size_t repair_round(std::vector<Member>& members, const RoundInput& in) {
+  const std::string_view text = in.text, conversation = in.conversation;
   std::map<std::string, size_t, std::less<>> counts;
   for (const Member& m : members) ++counts[std::string(bare(copy_text(*m.value)))];
-  for (const std::string& item : array_items) ++counts[item];
+  for (const std::string& item : in.array_items) ++counts[item];
   size_t replaced = 0;
   for (const Member& m : members) {
     if (m.literal) continue;
@@ -143,14 +187,18 @@ size_t repair_round(std::vector<Member>& members, const std::vector<std::string>
     const bool repeat = counts.find(bare(vt))->second > 1;
     const bool copy = !vt.empty() && whole_occurrences(conversation, vt) > 0;
     // A copy of what the request says for another call (outside the call's scope).
-    const bool elsewhere = scoped && copy && whole_occurrences(text, vt) == 0;
+    const bool elsewhere = in.scoped && copy && whole_occurrences(text, vt) == 0;
     if (!repeat && !elsewhere) {
       if (copy) {
         // A copy stays, unless it is a part of the value stated for its key (`Berg` of `Una Berg`,
         // `is Vikram` of `Vikram Fontaine`) or that value run on into the connecting text after
         // it (`Tomas Mansour and`).
-        // A stated value in quotes is the plainest statement and wins over any copy.
-        if (whole_occurrences(*stated, bare(vt)) == 0 && !runs_on(vt, *stated) && !quoted_in(text, *stated)) continue;
+        // A stated value in quotes is the plainest statement and wins over any copy; a part of
+        // another member's value or a key's name is no copy of this member's value.
+        if (whole_occurrences(*stated, bare(vt)) == 0 && !runs_on(vt, *stated) && !quoted_in(text, *stated) &&
+            !part_of_other(members, m, vt) && !only_in_key_names(conversation, vt, in.keys)) {
+          continue;
+        }
       } else if (equal_but_case(vt, *stated)) {
         continue;
       }
@@ -307,28 +355,20 @@ size_t repair_stated_values(base::Json& arguments, const base::SchemaNode& schem
                             std::string_view conversation, bool scoped) {
   std::vector<Member> members;
   collect_members(arguments, schema, members);
-  std::vector<std::string> array_items;  // the string and number items of array members
-  collect_array_items(arguments, array_items);
+  RoundInput in{{}, {}, text, conversation, scoped};
+  collect_array_items(arguments, in.array_items);
+  key_names(schema, in.keys);
   size_t replaced = 0;
   // Rounds: a value replaced by a copy can make another member's value a repeat.
   for (size_t round = 0; round <= members.size(); ++round) {
     const size_t before = replaced;
-    replaced += repair_round(members, array_items, text, conversation, scoped);
+    replaced += repair_round(members, in);
     if (replaced == before) break;
   }
   return replaced;
 }
 
 namespace {
-
-// Every property name under `schema` (nested objects and array items too).
-void key_names(const base::SchemaNode& schema, std::vector<std::string>& out) {
-  for (const auto& [key, node] : schema.properties) {
-    out.push_back(key);
-    key_names(*node, out);
-  }
-  if (schema.items) key_names(*schema.items, out);
-}
 
 // An array of what each unit reads as under an item schema of strings or of numbers; none when
 // the item schema is neither or a unit is not a plain number where numbers are due.

@@ -121,7 +121,7 @@ int cmd_eval(const std::vector<std::string>& args) {
       .flag({"cache", "MODE", "K/V cache of schema-guided decoding: none, prefix, dual", false, "the effort's preset"})
       .flag({"reuse", "MODE", "prompt reuse of schema-guided decoding: off, system, turns", false,
              "the effort's preset"})
-      .flag({"no-copy-repair", "", "schema-guided decoding keeps values as decoded: no near-copy repair, completion, array cut or fill, stated values or call scope (docs/tool-calls.md \"Copy repair\")"})
+      .flag({"no-copy-repair", "", "schema-guided decoding keeps values as decoded: no near-copy repair, completion, array cut or fill, stated values, lists or literals, or call scope (docs/tool-calls.md \"Copy repair\")"})
       .flag({"ground", "", "schema-guided string and number values only as spans of the conversation "
                            "(rows grounded-EFFORT; docs/tool-calls.md \"Grounded values\")"})
       .flag({"no-key-check", "", "schema-guided decoding keeps the values under the keys infilling wrote them "

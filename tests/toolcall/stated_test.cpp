@@ -179,6 +179,13 @@ TEST(StatedValues, AValueThatIsNoCopyOrRunsOnTakesTheStatedOne) {
                        "items": {"type": "string"}}}})",
                      R"({"city": "red", "tags": ["kitchen", "red"]})", "city: Jakarta, tags kitchen and red"),
             R"({"city":"Jakarta","tags":["kitchen","red"]})");
+  // A copy that is a part of another member's value, or of a key's name ("auto renew").
+  EXPECT_EQ(repaired(kPerson, R"({"full_name": "Una Carvalho", "birthday": "Carvalho"})",
+                     "where full name is Una Carvalho, birthday 2025-07-09"),
+            R"({"full_name":"Una Carvalho","birthday":"2025-07-09"})");
+  EXPECT_EQ(repaired(R"({"type": "object", "properties": {"full_name": {"type": "string"}, "auto_renew": {"type": "boolean"}}})",
+                     R"({"full_name": "renew", "auto_renew": false})", "with auto renew disabled, full name: Tariq Fontaine"),
+            R"({"full_name":"Tariq Fontaine","auto_renew":false})");
   // A copy that goes on with more words of its own stays ("red market amber" after "content red").
   EXPECT_EQ(repaired(kPerson, R"({"full_name": "red market amber"})", "full name red market amber"),
             R"({"full_name":"red market amber"})");
@@ -190,6 +197,8 @@ TEST(StatedValues, CopiesAndValuesInOtherWordsStay) {
   EXPECT_EQ(repaired(kPerson, R"({"full_name": "Omar"})", "full name Una Carvalho, friend Omar", &n),
             R"({"full_name":"Omar"})");
   EXPECT_EQ(n, 0u);
+  // A part of a key's name that the conversation also holds outside the key's mentions is a copy.
+  EXPECT_EQ(repaired(kPerson, R"({"full_name": "full"})", "full name Una, for a full house"), R"({"full_name":"full"})");
   // A value in other words stays where the member's schema refuses the stated one; one that
   // differs in letter case only stays.
   constexpr const char* kDated = R"({"type": "object", "properties": {"birthday": {"type": "string",
