@@ -390,26 +390,22 @@ std::optional<base::Json> list_value(const std::vector<std::string>& units, cons
   return base::Json::array(std::move(out));
 }
 
-size_t repair_lists(base::Json& v, const base::SchemaNode& schema, std::string_view text,
-                    const std::vector<std::string>& keys) {
+// Calls f(key, member, schema) for every member of `v` that is not an object and has a declared
+// schema, nested objects walked along `schema`'s properties; the number of calls that return true.
+template <typename F>
+size_t walk_members(base::Json& v, const base::SchemaNode& schema, const F& f) {
   if (!v.is_object()) return 0;
-  size_t replaced = 0;
+  size_t n = 0;
   for (auto& [key, member] : v.as_object()) {
     const base::SchemaNode* child = schema.property(key);
     if (!child) continue;
     if (member.is_object()) {
-      replaced += repair_lists(member, *child, text, keys);
-      continue;
+      n += walk_members(member, *child, f);
+    } else if (f(key, member, *child)) {
+      ++n;
     }
-    if (!member.is_array() || !child->items) continue;
-    const std::optional<std::vector<std::string>> stated = stated_list(text, key, keys);
-    if (!stated) continue;
-    std::optional<base::Json> list = list_value(*stated, *child->items);
-    if (!list || *list == member || !child->accepts(*list)) continue;
-    member = std::move(*list);
-    ++replaced;
   }
-  return replaced;
+  return n;
 }
 
 // The literal `stated` reads as under `node`: one of its enum values (a string, exactly), or for
@@ -431,36 +427,30 @@ std::optional<base::Json> stated_literal(const base::SchemaNode& node, std::stri
   return std::nullopt;
 }
 
-size_t repair_literals(base::Json& v, const base::SchemaNode& schema, std::string_view text) {
-  if (!v.is_object()) return 0;
-  size_t replaced = 0;
-  for (auto& [key, member] : v.as_object()) {
-    const base::SchemaNode* child = schema.property(key);
-    if (!child) continue;
-    if (member.is_object()) {
-      replaced += repair_literals(member, *child, text);
-      continue;
-    }
-    const std::optional<std::string> stated = stated_value(text, key);
-    if (!stated) continue;
-    std::optional<base::Json> literal = stated_literal(*child, *stated);
-    if (!literal || *literal == member || !child->accepts(*literal)) continue;
-    member = std::move(*literal);
-    ++replaced;
-  }
-  return replaced;
+// `member` becomes `value` when that is a change the member's schema accepts; whether it did.
+bool replace_with(base::Json& member, const base::SchemaNode& node, std::optional<base::Json> value) {
+  if (!value || *value == member || !node.accepts(*value)) return false;
+  member = std::move(*value);
+  return true;
 }
 
 }  // namespace
 
 size_t repair_stated_literals(base::Json& arguments, const base::SchemaNode& schema, std::string_view text) {
-  return repair_literals(arguments, schema, text);
+  return walk_members(arguments, schema, [&](const std::string& key, base::Json& member, const base::SchemaNode& node) {
+    const std::optional<std::string> stated = stated_value(text, key);
+    return stated && replace_with(member, node, stated_literal(node, *stated));
+  });
 }
 
 size_t repair_stated_lists(base::Json& arguments, const base::SchemaNode& schema, std::string_view text) {
   std::vector<std::string> keys;
   key_names(schema, keys);
-  return repair_lists(arguments, schema, text, keys);
+  return walk_members(arguments, schema, [&](const std::string& key, base::Json& member, const base::SchemaNode& node) {
+    if (!member.is_array() || !node.items) return false;
+    const std::optional<std::vector<std::string>> stated = stated_list(text, key, keys);
+    return stated && replace_with(member, node, list_value(*stated, *node.items));
+  });
 }
 
 namespace {

@@ -296,53 +296,31 @@ base::Result<ToolCallResult> Engine::run_tool_call(const ToolCallRequest& reques
     // What the request says about this call: its clause when it asks for several actions.
     const std::optional<std::string> scope = toolcall::call_scope(request.messages, tool.def->name);
     const std::string& scoped = scope ? *scope : mentions;
-    // Copy repair's stated values (run again once the checks have moved values among keys).
-    auto repair_stated = [&] {
-      base::Json stated = arguments;
-      const size_t replaced = toolcall::repair_stated_values(stated, tool.schema.root(), scoped, conversation, scope.has_value());
-      if (replaced > 0 && tool.schema.validate(stated).ok()) {
-        arguments = std::move(stated);
-        r.stated_values += static_cast<int>(replaced);
+    // One copy-repair step on a copy of the arguments, kept when it changed something and the call
+    // is still valid; `count` gets the number of changes.
+    auto apply = [&](const auto& step, int& count) {
+      base::Json changed = arguments;
+      const size_t n = step(changed);
+      if (n > 0 && tool.schema.validate(changed).ok()) {
+        arguments = std::move(changed);
+        count += static_cast<int>(n);
       }
     };
+    const base::SchemaNode& root = tool.schema.root();
+    // Copy repair's stated values (run again once the checks have moved values among keys).
+    auto repair_stated = [&] {
+      apply([&](base::Json& a) { return toolcall::repair_stated_values(a, root, scoped, conversation, scope.has_value()); },
+            r.stated_values);
+    };
     if (request.copy_repair) {
-      base::Json trimmed = arguments;
-      const size_t dropped = toolcall::trim_array_overruns(trimmed, tool.schema.root(), conversation);
-      if (dropped > 0 && tool.schema.validate(trimmed).ok()) {
-        arguments = std::move(trimmed);
-        r.array_items_dropped = static_cast<int>(dropped);
-      }
-      base::Json filled = arguments;
-      const size_t added = toolcall::fill_array_gaps(filled, tool.schema.root(), conversation);
-      if (added > 0 && tool.schema.validate(filled).ok()) {
-        arguments = std::move(filled);
-        r.array_items_added = static_cast<int>(added);
-      }
-      base::Json listed = arguments;
-      const size_t lists = toolcall::repair_stated_lists(listed, tool.schema.root(), scoped);
-      if (lists > 0 && tool.schema.validate(listed).ok()) {
-        arguments = std::move(listed);
-        r.stated_lists = static_cast<int>(lists);
-      }
-      base::Json literal = arguments;
-      const size_t literals = toolcall::repair_stated_literals(literal, tool.schema.root(), scoped);
-      if (literals > 0 && tool.schema.validate(literal).ok()) {
-        arguments = std::move(literal);
-        r.stated_literals = static_cast<int>(literals);
-      }
+      apply([&](base::Json& a) { return toolcall::trim_array_overruns(a, root, conversation); }, r.array_items_dropped);
+      apply([&](base::Json& a) { return toolcall::fill_array_gaps(a, root, conversation); }, r.array_items_added);
+      apply([&](base::Json& a) { return toolcall::repair_stated_lists(a, root, scoped); }, r.stated_lists);
+      apply([&](base::Json& a) { return toolcall::repair_stated_literals(a, root, scoped); }, r.stated_literals);
       if (scope) {
-        base::Json kept = arguments;
-        const size_t dropped_args = toolcall::drop_other_calls_arguments(kept, tool.schema.root(), *scope, mentions);
-        if (dropped_args > 0 && tool.schema.validate(kept).ok()) {
-          arguments = std::move(kept);
-          r.other_calls_arguments_dropped = static_cast<int>(dropped_args);
-        }
-        base::Json more = arguments;
-        const size_t stated_args = toolcall::add_stated_arguments(more, tool.schema.root(), *scope);
-        if (stated_args > 0 && tool.schema.validate(more).ok()) {
-          arguments = std::move(more);
-          r.stated_arguments_added = static_cast<int>(stated_args);
-        }
+        apply([&](base::Json& a) { return toolcall::drop_other_calls_arguments(a, root, *scope, mentions); },
+              r.other_calls_arguments_dropped);
+        apply([&](base::Json& a) { return toolcall::add_stated_arguments(a, root, *scope); }, r.stated_arguments_added);
       }
       repair_stated();
     }
