@@ -85,6 +85,21 @@ void collect_members(base::Json& v, const base::SchemaNode& schema, std::vector<
 
 std::string copy_text(const base::Json& v) { return v.is_string() ? v.as_string() : v.dump(); }
 
+// Whether a schema node takes strings only / numbers (integers or any) only.
+bool string_type(const base::SchemaNode& node) { return node.types == base::kSchemaString; }
+bool number_type(const base::SchemaNode& node) {
+  return node.types != 0 && (node.types & ~(base::kSchemaInteger | base::kSchemaNumber)) == 0;
+}
+
+// `text` as a number under `node` (an integer's grammar unless the node takes any number): a
+// plain JSON number (spans.h plain_number); none otherwise.
+std::optional<base::Json> plain_json_number(std::string_view text, const base::SchemaNode& node) {
+  if (!plain_number(text, !(node.types & base::kSchemaNumber))) return std::nullopt;
+  base::Result<base::Json> n = base::Json::parse(text);
+  if (!n.ok()) return std::nullopt;
+  return std::move(*n);
+}
+
 // The copy texts of the string and number items of the arrays in `v` (nested objects too).
 void collect_array_items(const base::Json& v, std::vector<std::string>& out) {
   if (!v.is_object()) return;
@@ -191,10 +206,9 @@ size_t repair_round(std::vector<Member>& members, const RoundInput& in) {
     if (!repeat && !elsewhere) {
       if (copy) {
         // A copy stays, unless it is a part of the value stated for its key (`Berg` of `Una Berg`,
-        // `is Vikram` of `Vikram Fontaine`) or that value run on into the connecting text after
-        // it (`Tomas Mansour and`).
-        // A stated value in quotes is the plainest statement and wins over any copy; a part of
-        // another member's value or a key's name is no copy of this member's value.
+        // `is Vikram` of `Vikram Fontaine`), that value run on into the connecting text after it
+        // (`Tomas Mansour and`), a part of another member's value or a key's name (no copy of
+        // this member's value), or the stated value is quoted (the plainest statement there is).
         if (whole_occurrences(*stated, bare(vt)) == 0 && !runs_on(vt, *stated) && !quoted_in(text, *stated) &&
             !part_of_other(members, m, vt) && !only_in_key_names(conversation, vt, in.keys)) {
           continue;
@@ -204,10 +218,8 @@ size_t repair_round(std::vector<Member>& members, const RoundInput& in) {
       }
     }
     if (number) {
-      const bool integer = !(m.node->types & base::kSchemaNumber);
-      if (!plain_number(*stated, integer)) continue;
-      base::Result<base::Json> n = base::Json::parse(*stated);
-      if (!n.ok() || !m.node->accepts(*n)) continue;
+      std::optional<base::Json> n = plain_json_number(*stated, *m.node);
+      if (!n || !m.node->accepts(*n)) continue;
       *m.value = std::move(*n);
     } else if (m.value->is_string()) {
       // A value the model wrote in other words ("2026-12-07" for "tomorrow") stays when the
@@ -373,18 +385,16 @@ namespace {
 // An array of what each unit reads as under an item schema of strings or of numbers; none when
 // the item schema is neither or a unit is not a plain number where numbers are due.
 std::optional<base::Json> list_value(const std::vector<std::string>& units, const base::SchemaNode& items) {
-  const bool strings = items.types == base::kSchemaString;
-  const bool numbers = (items.types & ~(base::kSchemaInteger | base::kSchemaNumber)) == 0 && items.types != 0;
-  if (!strings && !numbers) return std::nullopt;
+  const bool strings = string_type(items);
+  if (!strings && !number_type(items)) return std::nullopt;
   base::Json::Array out;
   for (const std::string& unit : units) {
     if (strings) {
       out.emplace_back(unit);
       continue;
     }
-    if (!plain_number(unit, !(items.types & base::kSchemaNumber))) return std::nullopt;
-    base::Result<base::Json> n = base::Json::parse(unit);
-    if (!n.ok()) return std::nullopt;
+    std::optional<base::Json> n = plain_json_number(unit, items);
+    if (!n) return std::nullopt;
     out.push_back(std::move(*n));
   }
   return base::Json::array(std::move(out));
@@ -534,27 +544,16 @@ size_t add_stated_arguments(base::Json& arguments, const base::SchemaNode& schem
   size_t added = 0;
   for (const auto& [key, node] : schema.properties) {
     if (arguments.find(key) || node->const_value) continue;
+    std::optional<base::Json> value;
     if (node->enum_values || node->types == base::kSchemaBoolean) {  // a literal: the vocabulary is the evidence
       const std::optional<std::string> stated = stated_value(scope, key);
-      const std::optional<base::Json> literal = stated ? stated_literal(*node, *stated) : std::nullopt;
-      if (!literal) continue;
-      arguments.set(key, *literal);
-      ++added;
-      continue;
+      if (stated) value = stated_literal(*node, *stated);
+    } else if (string_type(*node) || number_type(*node)) {
+      const std::optional<std::string> stated = stated_value(scope, key, true);
+      if (stated) value = string_type(*node) ? std::optional<base::Json>(base::Json(*stated)) : plain_json_number(*stated, *node);
     }
-    const bool string = node->types == base::kSchemaString;
-    const bool number = (node->types & ~(base::kSchemaInteger | base::kSchemaNumber)) == 0 && node->types != 0;
-    if (!string && !number) continue;
-    const std::optional<std::string> stated = stated_value(scope, key, true);
-    if (!stated) continue;
-    if (string) {
-      arguments.set(key, base::Json(*stated));
-    } else {
-      if (!plain_number(*stated, !(node->types & base::kSchemaNumber))) continue;
-      base::Result<base::Json> n = base::Json::parse(*stated);
-      if (!n.ok()) continue;
-      arguments.set(key, std::move(*n));
-    }
+    if (!value) continue;
+    arguments.set(key, std::move(*value));
     ++added;
   }
   return added;
