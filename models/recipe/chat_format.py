@@ -2,9 +2,21 @@
 
 A conversation is {"system": str, "tools": [tool schema], "messages": [msg]} where a message is
 {"role": "user"|"assistant"|"tool", "content": str} and an assistant message may carry
-"tool_call": {"name": ..., "arguments": {...}} instead of text.
+"tool_call": {"name": ..., "arguments": {...}} instead of text, or "tool_calls": [call, ...] (parallel calls,
+rendered as their <tool_call>...</tool_call> joined with "\n"; each result is its own "tool" message, in call
+order).
+
+Tool rendering has two styles (models/recipe/README.md):
+- "full" (the default, the bundled v1 model): each tool line is json.dumps(tool) as given;
+- "compact" (model v2): each tool line is json.dumps({"name", "description": trim(d, 160),
+  "parameters": strip(p)}, separators=(",", ":")), see compact_tool. OpenAI-shaped tools
+  {"type": "function", "function": {...}} render their inner function object.
+Choose with set_tool_style("compact") or the environment variable DLOOP_TOOL_STYLE=compact (read at import), so
+scripts that do not know of the flag (dump_logits.py, eval.py) render the style of the model they work on.
 """
 import json
+import os
+import re
 
 EOT = "<|endoftext|>"
 IM_START = "<|im_start|>"
@@ -23,8 +35,94 @@ def dumps(obj):
     return json.dumps(obj, ensure_ascii=False)
 
 
+TOOL_STYLES = ("full", "compact")
+_tool_style = os.environ.get("DLOOP_TOOL_STYLE", "full")
+if _tool_style not in TOOL_STYLES:
+    raise ValueError("DLOOP_TOOL_STYLE must be one of %s, not %r" % (TOOL_STYLES, _tool_style))
+
+
+def set_tool_style(style):
+    global _tool_style
+    if style not in TOOL_STYLES:
+        raise ValueError("tool style must be one of %s, not %r" % (TOOL_STYLES, style))
+    _tool_style = style
+
+
+def tool_style():
+    return _tool_style
+
+
+# Keys strip() removes from a parameters schema, at every depth.
+STRIP_KEYS = ("$schema", "$id", "$comment", "title", "examples", "additionalProperties")
+DESCRIPTION_BYTES = 160  # a tool's description
+PARAM_DESCRIPTION_BYTES = 80  # every nested "description" in its parameters
+_WS = re.compile(r"\s+")
+
+
+def trim(s, n):
+    """Whitespace runs collapsed to one space, stripped; if longer than n UTF-8 bytes, cut at the last space at or
+    before byte n (the space dropped), or at n bytes on a character boundary when there is no space; no ellipsis."""
+    s = _WS.sub(" ", s).strip()
+    b = s.encode("utf-8")
+    if len(b) <= n:
+        return s
+    cut = b.rfind(b" ", 0, n + 1)
+    if cut < 0:
+        cut = n
+        while cut > 0 and (b[cut] & 0xC0) == 0x80:  # b[cut] is a continuation byte: back to a character start
+            cut -= 1
+    return b[:cut].decode("utf-8")
+
+
+# Keywords whose value maps names (property names, definition names) to subschemas: the names are kept whatever
+# they are (a parameter may be called "title" or "description"), the subschemas are stripped.
+SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+
+
+def strip(schema):
+    """The schema with STRIP_KEYS removed at every depth and every "description" string trimmed to 80 bytes.
+    Key order is kept. Under a SCHEMA_MAPS keyword the keys are names, never removed, and each value is a schema;
+    the values of "enum", "const" and "default" are kept as they are; lists (anyOf, oneOf, allOf, prefixItems,
+    items as a list) are walked element by element."""
+    if isinstance(schema, list):
+        return [strip(v) for v in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {}
+    for k, v in schema.items():
+        if k in STRIP_KEYS:
+            continue
+        if k == "description" and isinstance(v, str):
+            out[k] = trim(v, PARAM_DESCRIPTION_BYTES)
+        elif k in ("enum", "const", "default"):
+            out[k] = v
+        elif k in SCHEMA_MAPS and isinstance(v, dict):
+            out[k] = {name: strip(sub) for name, sub in v.items()}
+        else:
+            out[k] = strip(v)
+    return out
+
+
+def tool_function(tool):
+    """The function object of a tool: the inner "function" of an OpenAI-shaped tool, else the tool itself."""
+    if isinstance(tool.get("function"), dict) and tool.get("type", "function") == "function":
+        return tool["function"]
+    return tool
+
+
+def compact_tool(tool):
+    f = tool_function(tool)
+    obj = {"name": f.get("name", ""), "description": trim(f.get("description", "") or "", DESCRIPTION_BYTES),
+           "parameters": strip(f.get("parameters", {"type": "object", "properties": {}}))}
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+
+
+def render_tool_line(tool):
+    return compact_tool(tool) if _tool_style == "compact" else dumps(tool)
+
+
 def render_tools(tools):
-    lines = ["# Tools", "<tools>"] + [dumps(t) for t in tools] + ["</tools>", TOOLS_FOOTER]
+    lines = ["# Tools", "<tools>"] + [render_tool_line(t) for t in tools] + ["</tools>", TOOLS_FOOTER]
     return "\n".join(lines)
 
 
@@ -46,6 +144,8 @@ def render_tool_call(call, pad=None):
 
 
 def assistant_content(msg):
+    if msg.get("tool_calls"):
+        return "\n".join(render_tool_call(c) for c in msg["tool_calls"])
     if "tool_call" in msg:
         return render_tool_call(msg["tool_call"], msg.get("pad"))
     return msg["content"]
