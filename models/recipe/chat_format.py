@@ -56,13 +56,13 @@ def tool_style():
 STRIP_KEYS = ("$schema", "$id", "$comment", "title", "examples", "additionalProperties")
 DESCRIPTION_BYTES = 160  # a tool's description
 PARAM_DESCRIPTION_BYTES = 80  # every nested "description" in its parameters
-_WS = re.compile(r"\s+")
+_WS = re.compile(r"[ \t\n\r\f\v]+")  # ASCII whitespace only, as the C++ side (chat_template.cpp)
 
 
 def trim(s, n):
     """Whitespace runs collapsed to one space, stripped; if longer than n UTF-8 bytes, cut at the last space at or
     before byte n (the space dropped), or at n bytes on a character boundary when there is no space; no ellipsis."""
-    s = _WS.sub(" ", s).strip()
+    s = _WS.sub(" ", s).strip(" ")
     b = s.encode("utf-8")
     if len(b) <= n:
         return s
