@@ -490,3 +490,153 @@ T("time", "list_holidays", "Public holidays of a country in a year.",
   ["public holidays in {country} in {year}", "what are the holidays in {country} for {year}"],
   res=lambda g, a: {"holidays": [{"date": "%d-12-25" % a["year"], "name": "Christmas Day"}]},
   say="For example {holidays.0.name} on {holidays.0.date}.")
+
+# ------------------------------------------------------------------------------------------------ shell / dev tools
+T("dev", "run_command", "Run a shell command in the project workspace and return its exit code, stdout and stderr. Long-running commands time out after the given number of seconds.",
+  "command*:argv:The command and its arguments; cwd:dir_rel:Working directory relative to the workspace~in {v}/from {v}; timeout_seconds:int(5,600):Timeout in seconds~with a {v} second timeout/time out after {v} seconds",
+  ["run {command}[ in {cwd}]", "execute {command}", "can you run {command} for me", "please run `{command}`[ from {cwd}]"],
+  res=lambda g, a: {"exit_code": 0, "stdout": g.pick(["ok", "3 passed in 0.41s", "Python 3.12.1", "Filesystem  Size  Used\n/dev/sda1  50G  21G"]), "stderr": ""},
+  say="It exited with code {exit_code}: {stdout}")
+T("dev", "run_tests", "Run the project's test suite, optionally filtered by a name pattern, and report passed and failed tests.",
+  "pattern:word:Only run tests whose name matches~matching {v}/only the {v} tests; verbose:bool:Show each test~T:verbosely/T:with verbose output; fail_fast:bool:Stop at the first failure~T:stop at the first failure",
+  ["run the tests", "run the [{pattern} ]tests", "run the test suite[, {verbose}]", "do the tests pass?"],
+  res=lambda g, a: {"passed": g.int(10, 400), "failed": g.pick([0, 0, 1, 2]), "duration_s": g.num(1, 90)},
+  say="{passed} tests passed and {failed} failed.")
+T("dev", "lint_code", "Run the linter on a path and list the problems found.",
+  "path*:path_rel:File or directory to lint; fix:bool:Apply automatic fixes~T:and fix what it can/T:with autofix",
+  ["lint {path}", "run the linter on {path}[ {fix}]", "check {path} for lint errors"],
+  res=lambda g, a: {"problems": g.int(0, 12), "fixed": 0}, say="The linter found {problems} problems in {path}.")
+T("dev", "format_code", "Format source files in place with the project's formatter.",
+  "paths*:arr(path_rel):Files to format; check_only:bool:Only report files that would change~T:just check/T:without changing anything",
+  ["format {paths}", "run the formatter on {paths}[, {check_only}]"], res=lambda g, a: {"changed": g.int(0, 3)},
+  say="{changed} files were reformatted.")
+T("dev", "search_code", "Search the codebase for a regular expression and return matching lines with file and line number.",
+  "pattern*:word:Regular expression to search for; path:dir_rel:Limit the search to this directory~in {v}/under {v}; max_results:int(1,200):Maximum matches~at most {v} matches/show {v} results",
+  ["search the code for {pattern}[ in {path}]", "grep for {pattern}", "where is {pattern} used[ under {path}]", "find {pattern} in the codebase"],
+  res=lambda g, a: {"matches": [{"file": g.path(False), "line": g.int(1, 400), "text": a["pattern"] + "()"}]},
+  say="It appears in {matches.0.file} at line {matches.0.line}.")
+T("dev", "install_package", "Install a package with the project's package manager (pip, npm or cargo).",
+  "name*:enum(requests|numpy|pandas|express|lodash|serde|tokio|pytest|react|axios):Package name; version:enum(latest|1.0.0|2.31.0|^4.18|3.2):Version constraint~version {v}/at {v}; dev:bool:Install as a development dependency~T:as a dev dependency",
+  ["install {name}[ {version}]", "add the {name} package[, {dev}]", "pip install {name}", "npm install {name}[ {dev}]"],
+  res=lambda g, a: {"installed": a["name"], "version": "2.31.0"}, say="Installed {installed} {version}.")
+T("dev", "docker_ps", "List running Docker containers.", "all:bool:Include stopped containers~T:including stopped ones/T:all of them",
+  ["which containers are running", "docker ps[ {all}]", "list my docker containers"],
+  res=lambda g, a: {"containers": [{"id": g.hexid(12), "image": g.pick(["nginx:1.25", "redis:7", "postgres:16"]), "status": "Up 3 hours"}]},
+  say="{containers.0.image} is running ({containers.0.status}).")
+T("dev", "docker_logs", "Fetch the logs of a container.",
+  "container*:hex:Container id or name; tail:int(10,1000):Number of lines from the end~last {v} lines/the last {v}",
+  ["show the logs of container {container}[, {tail}]", "docker logs {container}", "what is {container} logging"],
+  res=lambda g, a: {"lines": ["GET /health 200", "worker started"]}, say="The last lines are: {lines}.")
+T("dev", "docker_restart", "Restart a Docker container.", "container*:hex:Container id or name",
+  ["restart container {container}", "docker restart {container}", "bounce {container}"], say="Container restarted.")
+T("dev", "regex_test", "Test a regular expression against a sample string and return the matches.",
+  "pattern*:enum(\\d+|[A-Z]\\w+|\\w+@\\w+\\.com|^#.*$):The regular expression; text*:text:String to test",
+  ["does {pattern} match {text}", "test the regex {pattern} on {text}"],
+  res=lambda g, a: {"matches": []}, say="{matches|It doesn't match|It matches}.")
+T("dev", "encode_base64", "Encode or decode text as Base64.",
+  "text*:text:Input text; mode:enum(encode|decode):Encode (default) or decode~{v} it",
+  ["base64 encode {text}", "convert {text} to base64", "{mode} {text} with base64"],
+  res=lambda g, a: {"result": "UnVubmluZyAxMCBtaW51dGVzIGxhdGU="}, say="The result is {result}.")
+T("dev", "generate_uuid", "Generate one or more random UUIDs (version 4).", "count:int(1,20):How many UUIDs~{v} of them/generate {v}",
+  ["give me a uuid", "generate [{count} ]UUIDs", "I need a new uuid"],
+  res=lambda g, a: {"uuids": ["%s-%s-4%s-a%s-%s" % (g.hexid(8), g.hexid(4), g.hexid(3), g.hexid(3), g.hexid(12))]},
+  say="Here you go: {uuids.0}.")
+
+# ------------------------------------------------------------------------------------------------ crm
+T("crm", "search_crm_contacts", "Search CRM contacts by name, email or company. Returns contact ids, owners and lifecycle stage.",
+  "query*:person:Name, email or company to search for; limit:int(1,50):Maximum results~top {v}/{v} results",
+  ["find {query} in the CRM", "look up {query} in salesforce", "search CRM contacts for {query}", "who is {query} in our CRM"],
+  res=lambda g, a: {"contacts": [{"id": g.ident("003", 7), "name": a["query"], "company": g.company(), "stage": g.pick(["lead", "opportunity", "customer"])}]},
+  say="{contacts.0.name} at {contacts.0.company} is a {contacts.0.stage}.")
+T("crm", "create_lead", "Create a new sales lead in the CRM.",
+  "name*:person:Full name of the lead; company*:company:Company name; email:email:Email address~email {v}/, {v}; source:enum(website|referral|event|cold_call|linkedin):Lead source~from {v}/via {v}; estimated_value:amount:Estimated deal size in USD~worth {v}/about ${v}",
+  ["add {name} from {company} as a lead[, {email}]", "create a lead: {name}, {company}[, source {source}]",
+   "new lead {name} at {company}[ worth {estimated_value}]", "log {name} of {company} as a new lead"],
+  res=lambda g, a: {"lead_id": g.ident("00Q", 7), "status": "new"}, say="Lead {lead_id} created for {name}.")
+T("crm", "update_deal_stage", "Move a deal to another pipeline stage.",
+  "deal_id*:id(DL-,5):Deal id; stage*:enum(qualification|proposal|negotiation|closed_won|closed_lost=lost/closed lost):New stage; note:text:Note to log with the change~with the note {v}/note: {v}",
+  ["move deal {deal_id} to {stage}", "set {deal_id} to {stage}[, {note}]", "update deal {deal_id}: stage {stage}"],
+  res=lambda g, a: {"deal_id": a["deal_id"], "stage": a["stage"]}, say="Deal {deal_id} is now in {stage}.")
+T("crm", "list_deals", "List deals in the sales pipeline, filtered by owner or stage.",
+  "owner:first:Deal owner's first name~owned by {v}/for {v}; stage:enum(qualification|proposal|negotiation|closed_won|closed_lost):Pipeline stage~in {v}/at {v}; min_value:amount:Only deals worth at least this, in USD~over ${v}/worth more than {v}",
+  ["show open deals[ owned by {owner}]", "list deals in {stage}", "which deals are in the pipeline[ {min_value}]", "pipeline[ for {owner}]"],
+  res=lambda g, a: {"deals": [{"id": g.ident("DL-", 5), "name": g.company() + " renewal", "value": g.int(5, 90) * 1000}]},
+  say="The top deal is {deals.0.name} ({deals.0.id}), worth ${deals.0.value}.")
+T("crm", "log_activity", "Log a call, meeting or email against a CRM contact.",
+  "contact_id*:id(003,7):Contact id; type*:enum(call|meeting|email):Activity type; summary*:text:What happened; date:date_past:When it happened (default today)~on {v}",
+  ["log a {type} with {contact_id}: {summary}", "record {type} for contact {contact_id}[ {date}] - {summary}"],
+  res=lambda g, a: {"activity_id": g.ident("ACT", 6)}, say="Logged the {type} ({activity_id}).")
+T("crm", "get_account", "Get an account (company) record with its owner, industry, revenue and open deals.",
+  "account_name*:company:Company name",
+  ["pull up the {account_name} account", "what do we know about {account_name}", "show the account for {account_name}"],
+  res=lambda g, a: {"name": a["account_name"], "owner": g.person(), "industry": g.pick(["Retail", "Healthcare", "Software"]), "open_deals": g.int(0, 5)},
+  say="{name} is owned by {owner}, in {industry}, with {open_deals} open deals.")
+T("crm", "create_task_crm", "Create a follow-up task for a sales rep.",
+  "subject*:task:Task subject; due_date*:date:Due date; assignee:first:Rep to assign~for {v}/assign it to {v}; priority:enum(low|normal|high):Priority~{v} priority",
+  ["remind sales to {subject} {due_date}", "create a follow-up task {subject} due {due_date}[ for {assignee}]",
+   "add a CRM task: {subject}, due {due_date}[, {priority} priority]"],
+  res=lambda g, a: {"task_id": g.ident("T-", 5)}, say="Task {task_id} is due {due_date}.")
+T("crm", "merge_crm_records", "Merge two duplicate CRM contact records, keeping the first.",
+  "primary_id*:id(003,7):Record to keep; duplicate_id*:id(003,7):Record to merge into it",
+  ["merge {duplicate_id} into {primary_id}", "{primary_id} and {duplicate_id} are duplicates, merge them"], say="Merged.")
+T("crm", "get_sales_report", "Summarise closed revenue for a period, optionally by rep.",
+  "period*:enum(this_month=this month|last_month=last month|this_quarter=this quarter/Q-to-date|last_quarter=last quarter|ytd=this year/year to date):Reporting period; group_by:enum(rep|region|product):Breakdown~by {v}/per {v}",
+  ["how much did we close {period}", "sales report for {period}[ {group_by}]", "revenue {period}[ broken down {group_by}]"],
+  res=lambda g, a: {"period": a["period"], "closed_revenue": g.int(50, 900) * 1000, "deals_won": g.int(3, 40)},
+  say="We closed ${closed_revenue} across {deals_won} deals.")
+T("crm", "assign_lead", "Assign a lead to a sales rep.", "lead_id*:id(00Q,7):Lead id; rep*:first:Sales rep's first name",
+  ["assign lead {lead_id} to {rep}", "give {lead_id} to {rep}", "{rep} should own lead {lead_id}"], say="{rep} now owns {lead_id}.")
+
+# ------------------------------------------------------------------------------------------------ ticketing (support desk, jira)
+T("ticketing", "create_ticket", "Create a support ticket for a customer.",
+  "subject*:subject:Short summary; description*:body:Full description of the problem; priority:enum(low|normal|high|urgent):Priority~{v} priority/mark it {v}; requester_email:email:Customer email~for {v}/from {v}; tags:arr(label):Tags~tagged {v}/tag it {v}",
+  ["open a ticket {subject}: {description}[, {priority} priority]", "create a support ticket titled {subject} saying {description}[ for {requester_email}]",
+   "file a ticket: {subject} - {description}", "new ticket[ for {requester_email}], subject {subject}, details {description}"],
+  res=lambda g, a: {"ticket_id": g.int(1000, 99999), "status": "open"}, say="Ticket #{ticket_id} is open.")
+T("ticketing", "get_ticket", "Get a ticket's status, assignee, priority and latest comment.",
+  "ticket_id*:int(1000,99999):Ticket number",
+  ["what's the status of ticket {ticket_id}", "show ticket #{ticket_id}", "any update on {ticket_id}?", "look up ticket {ticket_id}"],
+  res=lambda g, a: {"id": a["ticket_id"], "status": g.pick(["open", "pending", "solved"]), "assignee": g.person(), "priority": "normal"},
+  say="Ticket #{id} is {status}, assigned to {assignee}.")
+T("ticketing", "update_ticket", "Update a ticket's status, priority or assignee.",
+  "ticket_id*:int(1000,99999):Ticket number; status:enum(open|pending|on_hold=on hold|solved|closed):New status~mark it {v}/set it to {v}; priority:enum(low|normal|high|urgent):New priority~make it {v} priority; assignee_email:email:Agent to assign~assign it to {v}",
+  ["set ticket {ticket_id} to {status}", "mark #{ticket_id} as {status}", "ticket {ticket_id}: priority {priority}", "reassign {ticket_id} to {assignee_email}"],
+  res=lambda g, a: {"id": a["ticket_id"], "updated": True}, say="Ticket #{ticket_id} is updated.")
+T("ticketing", "add_ticket_comment", "Add a public reply or an internal note to a ticket.",
+  "ticket_id*:int(1000,99999):Ticket number; body*:body:Comment text; public:bool:Visible to the customer~T:as a public reply/F:as an internal note/F:internal only",
+  ["reply on ticket {ticket_id}: {body}", "add a note to #{ticket_id} saying {body}[ {public}]", "comment {body} on {ticket_id}"],
+  res=lambda g, a: {"comment_id": g.int(1, 99999)}, say="Comment added to #{ticket_id}.")
+T("ticketing", "search_tickets", "Search tickets by text, status or requester.",
+  "query*:word:Search text; status:enum(open|pending|solved|closed):Status filter~{v} ones/that are {v}; requester_email:email:Requester~from {v}",
+  ["find tickets about {query}", "search {status} tickets for {query}", "any tickets mentioning {query}[ from {requester_email}]"],
+  res=lambda g, a: {"tickets": [{"id": g.int(1000, 99999), "subject": g.subject(), "status": a.get("status", "open")}]},
+  say="Ticket #{tickets.0.id} \"{tickets.0.subject}\" is {tickets.0.status}.")
+T("ticketing", "escalate_ticket", "Escalate a ticket to a higher support tier with a reason.",
+  "ticket_id*:int(1000,99999):Ticket number; tier*:enum(tier2=tier 2/level 2|tier3=tier 3|engineering=engineering/the dev team):Target tier; reason:text:Why~because {v}",
+  ["escalate ticket {ticket_id} to {tier}", "send #{ticket_id} up to {tier}[ {reason}]"], say="Ticket #{ticket_id} was escalated.")
+T("ticketing", "create_jira_issue", "Create a Jira issue in a project.",
+  "project_key*:enum(WEB|API|OPS|MOB|DATA):Project key; summary*:issue_title:Summary; issue_type*:enum(Bug=bug|Task=task|Story=story|Epic=epic):Issue type; priority:enum(Highest|High|Medium|Low):Priority~{v} priority; assignee:first:Assignee~assign it to {v}/for {v}",
+  ["create a {issue_type} in {project_key}: {summary}", "file a jira {issue_type} in {project_key} called {summary}[, {priority} priority]",
+   "new {project_key} {issue_type} {summary}[ assigned to {assignee}]"],
+  res=lambda g, a: {"key": "%s-%d" % (a["project_key"], g.int(10, 999))}, say="Created {key}.")
+T("ticketing", "transition_jira_issue", "Move a Jira issue to another workflow status.",
+  "issue_key*:id(WEB-,3):Issue key; status*:enum(To Do=to do/backlog|In Progress=in progress/started|In Review=in review|Done=done/finished):Target status",
+  ["move {issue_key} to {status}", "mark {issue_key} as {status}", "set {issue_key} {status}"], say="{issue_key} is now {status}.")
+T("ticketing", "search_jira", "Search Jira issues with JQL.",
+  "jql*:enum(assignee = currentUser() AND status != Done|project = WEB AND type = Bug|priority = Highest AND resolution = Unresolved|sprint in openSprints()):JQL query; max_results:int(1,100):Maximum issues~top {v}",
+  ["run the jql {jql}", "search jira: {jql}[, {max_results}]"],
+  res=lambda g, a: {"total": g.int(0, 40), "issues": [{"key": "WEB-%d" % g.int(10, 999), "summary": g.issue_title()}]},
+  say="{total} issues; first is {issues.0.key}: {issues.0.summary}.")
+T("ticketing", "get_sprint", "Get the active sprint of a board with its goal, dates and progress.",
+  "board*:enum(WEB|API|OPS|MOB):Board name",
+  ["how is the {board} sprint going", "current sprint on {board}", "what's left in the {board} sprint"],
+  res=lambda g, a: {"name": "Sprint %d" % g.int(10, 80), "ends": g.date_offset(g.int(1, 10)), "done": g.int(5, 20), "remaining": g.int(1, 15)},
+  say="{name} ends {ends}: {done} done, {remaining} remaining.")
+T("ticketing", "log_work", "Log time spent on a Jira issue.",
+  "issue_key*:id(WEB-,3):Issue key; minutes*:int(5,480):Time spent in minutes; comment:text:Work description~: {v}",
+  ["log {minutes} minutes on {issue_key}", "I spent {minutes} minutes on {issue_key}[, {comment}]"], say="Logged {minutes} minutes on {issue_key}.")
+T("ticketing", "list_my_tickets", "List the tickets assigned to me.",
+  "status:enum(open|pending|solved):Status filter~{v} ones/only {v}",
+  ["what tickets do I have", "show my [{status} ]tickets", "my queue"],
+  res=lambda g, a: {"tickets": [{"id": g.int(1000, 99999), "subject": g.subject()} for _ in range(2)]},
+  say="You have #{tickets.0.id} \"{tickets.0.subject}\" and #{tickets.1.id}.")
