@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "dloop/memory/store.h"
 #include "dloop/runtime/driver.h"
+#include "dloop/runtime/trace.h"
 #include "dloop/tools/builtins.h"
 #include "dloop/workflows/load.h"
 #include "model_path.h"
@@ -18,8 +19,9 @@ namespace dloop::cli {
 
 std::string read_file_text(const std::string& path, bool* ok);
 base::Result<std::string> model_for(const workflows::Workflow& wf, const ParsedArgs& a, const std::string& flow_path);
-int report_runs(const runtime::DriverResult& r, const std::string& db_path, const char* verb);
-std::function<void(const memory::Event&)> event_printer(bool enabled);
+int report_runs(const runtime::DriverResult& r, const std::string& db_path, const char* verb, const Secrets& secrets);
+std::function<void(const memory::Event&)> event_printer(bool enabled, Secrets secrets);
+Secrets env_secrets(const workflows::Workflow& wf);
 
 int cmd_resume(const std::vector<std::string>& args) {
   ArgParser p("resume", "RUN_ID [options]",
@@ -82,6 +84,11 @@ int cmd_resume(const std::vector<std::string>& args) {
     return kExitFailed;
   }
 
+  // Secrets to keep out of the output: those the run recorded and those this process passes on.
+  Secrets secrets = env_secrets(*shared_wf);
+  if (auto first = (*store)->events(run_id, 0, 1); first.ok()) {
+    for (auto& s : runtime::run_secrets(*first)) secrets.push_back(std::move(s));
+  }
   runtime::RunRequest r;
   r.workflow = shared_wf;
   r.workflow_path = run->workflow_path;
@@ -89,7 +96,7 @@ int cmd_resume(const std::vector<std::string>& args) {
   r.inputs = run->inputs;
   r.resume_run_id = run_id;
   r.workspace = std::filesystem::absolute(a.get("workspace").value_or(".")).lexically_normal();
-  r.on_event = event_printer(a.has("json-events"));
+  r.on_event = event_printer(a.has("json-events"), secrets);
   r.on_run_id = [](const std::string& id) { std::fprintf(stderr, "resuming run %s\n", id.c_str()); };
   std::vector<runtime::RunRequest> requests;
   requests.push_back(std::move(r));
@@ -98,7 +105,7 @@ int cmd_resume(const std::vector<std::string>& args) {
   opts.model_path = *model;
   opts.device = *device;
   runtime::DriverResult result = runtime::run_workflows(std::move(requests), opts);
-  return report_runs(result, db_path, "resume");
+  return report_runs(result, db_path, "resume", secrets);
 }
 
 }  // namespace dloop::cli

@@ -3,7 +3,9 @@
 // loop, prints the run id to stderr and the outputs JSON to stdout. Exit 0 on success, 1 when the
 // run failed, 2 for bad usage or input, 130 when interrupted (the run stays resumable).
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
+#include <memory>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -13,6 +15,7 @@
 #include "dloop/base/json.h"
 #include "dloop/memory/store.h"
 #include "dloop/runtime/driver.h"
+#include "dloop/runtime/trace.h"
 #include "dloop/tools/builtins.h"
 #include "dloop/workflows/load.h"
 #include "model_path.h"
@@ -51,7 +54,7 @@ bool has_agent(const std::vector<workflows::Step>& steps) {
 
 }  // namespace
 
-// Shared with cmd_resume.cpp.
+// Shared with cmd_resume.cpp (Secrets: commands.h).
 std::string read_file_text(const std::string& path, bool* ok) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream ss;
@@ -69,7 +72,17 @@ base::Result<std::string> model_for(const workflows::Workflow& wf, const ParsedA
   return resolve_model_path(p.string());
 }
 
-int report_runs(const runtime::DriverResult& r, const std::string& db_path, const char* verb) {
+Secrets env_secrets(const workflows::Workflow& wf) {
+  Secrets out;
+  for (const auto& name : wf.secret_env) {
+    const char* v = std::getenv(name.c_str());
+    if (v != nullptr && *v != '\0') out.emplace_back(name, v);
+  }
+  return out;
+}
+
+int report_runs(const runtime::DriverResult& r, const std::string& db_path, const char* verb, const Secrets& secrets) {
+  auto clean = [&secrets](const std::string& text) { return runtime::redact(base::Json(text), secrets).as_string(); };
   int code = kExitOk;
   for (const auto& run : r.runs) {
     if (!run.status.ok() && code == kExitOk) code = kExitFailed;
@@ -84,7 +97,7 @@ int report_runs(const runtime::DriverResult& r, const std::string& db_path, cons
       j.set("run_id", run.run_id);
       j.set("status", run.status.ok() ? "completed" : run.status.code() == base::Code::kCancelled ? "cancelled" : "failed");
       if (run.status.ok()) j.set("outputs", run.outputs);
-      else j.set("error", run.status.message());
+      else j.set("error", clean(run.status.message()));
       all.push_back(std::move(j));
     }
     std::printf("%s\n", all.dump(base::Json::Style::kPretty).c_str());
@@ -97,17 +110,23 @@ int report_runs(const runtime::DriverResult& r, const std::string& db_path, cons
                      run.run_id.c_str(), run.run_id.c_str(), db_path.c_str());
       }
     } else {
-      std::fprintf(stderr, "dloop %s: run %s failed: %s\n", verb, run.run_id.c_str(), run.status.message().c_str());
+      std::fprintf(stderr, "dloop %s: run %s failed: %s\n", verb, run.run_id.c_str(), clean(run.status.message()).c_str());
     }
   }
   if (r.interrupted) return 130;
   return code;
 }
 
-std::function<void(const memory::Event&)> event_printer(bool enabled) {
+std::function<void(const memory::Event&)> event_printer(bool enabled, Secrets secrets) {
   if (!enabled) return {};
-  return [](const memory::Event& e) {
-    std::fprintf(stderr, "%s\n", memory::to_json(e).dump().c_str());
+  // Lines are redacted like trace export; run_started (always the first line of a new run) also
+  // names the secrets the run recorded.
+  auto known = std::make_shared<Secrets>(std::move(secrets));
+  return [known](const memory::Event& e) {
+    if (e.type == memory::event_type::kRunStarted) {
+      for (auto& s : runtime::run_secrets({e})) known->push_back(std::move(s));
+    }
+    std::fprintf(stderr, "%s\n", runtime::redact(memory::to_json(e), *known).dump().c_str());
     std::fflush(stderr);
   };
 }
@@ -185,7 +204,7 @@ int cmd_run(const std::vector<std::string>& args) {
     r.workflow_hash = runtime::sha256_hex(text);
     r.inputs = std::move(inputs).value();
     r.workspace = std::filesystem::absolute(a.get("workspace").value_or(".")).lexically_normal();
-    r.on_event = event_printer(a.has("json-events"));
+    r.on_event = event_printer(a.has("json-events"), env_secrets(*wf));
     r.on_run_id = [](const std::string& id) {
       std::fprintf(stderr, "run %s\n", id.c_str());
       std::fflush(stderr);
@@ -198,7 +217,7 @@ int cmd_run(const std::vector<std::string>& args) {
   opts.device = *device;
   opts.parallel = static_cast<int>(*parallel);
   runtime::DriverResult result = runtime::run_workflows(std::move(requests), opts);
-  return report_runs(result, db_path, "run");
+  return report_runs(result, db_path, "run", env_secrets(*wf));
 }
 
 }  // namespace dloop::cli

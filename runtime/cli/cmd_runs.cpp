@@ -11,6 +11,7 @@
 #include "dloop/base/json.h"
 #include "dloop/base/strings.h"
 #include "dloop/memory/store.h"
+#include "dloop/runtime/trace.h"
 
 namespace dloop::cli {
 namespace {
@@ -143,6 +144,21 @@ std::string summarize(const memory::Event& e) {
   return p.is_object() && p.size() == 0 ? "" : p.dump();
 }
 
+// The records with the run's secret `env` values replaced, as trace export does (trace.h).
+void redact_records(memory::Run& run, std::vector<memory::StepRecord>& steps, std::vector<memory::Event>& events) {
+  const Secrets secrets = runtime::run_secrets(events);
+  if (secrets.empty()) return;
+  auto text = [&secrets](std::string& s) { s = runtime::redact(Json(s), secrets).as_string(); };
+  run.inputs = runtime::redact(run.inputs, secrets);
+  run.outputs = runtime::redact(run.outputs, secrets);
+  text(run.error);
+  for (auto& st : steps) {
+    st.output = runtime::redact(st.output, secrets);
+    text(st.error);
+  }
+  for (auto& e : events) e.payload = runtime::redact(e.payload, secrets);
+}
+
 int runs_list(const std::vector<std::string>& args) {
   ArgParser parser = list_parser();
   auto parsed = parser.parse(args, 0, 0);
@@ -167,6 +183,11 @@ int runs_list(const std::vector<std::string>& args) {
   if (!runs.ok()) {
     std::fprintf(stderr, "dloop runs list: %s\n", runs.status().message().c_str());
     return kExitFailed;
+  }
+  for (auto& r : *runs) {  // each run's secrets are in its first event (run_started)
+    auto first = store->events(r.id, 0, 1);
+    std::vector<memory::StepRecord> no_steps;
+    if (first.ok()) redact_records(r, no_steps, *first);
   }
   if (a.has("json")) {
     Json list = Json::array();
@@ -270,6 +291,7 @@ int runs_show(const std::vector<std::string>& args) {
       return kExitFailed;
     }
   }
+  redact_records(*run, *steps, *events);
   if (a.has("json")) {
     print_show_json(*run, *steps, *events);
   } else {

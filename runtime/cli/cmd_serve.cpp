@@ -5,6 +5,7 @@
 // the model, database or address cannot be opened, 2 for bad usage.
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 
 #include "args.h"
 #include "commands.h"
@@ -20,7 +21,9 @@ ArgParser serve_parser() {
               "Serve the OpenAI-compatible HTTP API (POST /v1/chat/completions, GET /v1/models) and the\n"
               "workflow-runs API (/v1/runs) on the in-process engine, plus /healthz and /metrics.\n"
               "Binds 127.0.0.1 by default; any other address needs --api-key (or DLOOP_API_KEY), which\n"
-              "clients send as 'Authorization: Bearer KEY'. SIGINT/SIGTERM shut down gracefully.\n"
+              "clients send as 'Authorization: Bearer KEY'. Requests from browsers of other sites are\n"
+              "refused (Host and Origin checks, JSON-only bodies); workflows that run programs need\n"
+              "--api-key or --allow-command-tools. SIGINT/SIGTERM shut down gracefully.\n"
               "docs/server.md describes every route and field.");
   p.flag({"host", "ADDR", "address to listen on", false, "127.0.0.1"})
       .flag({"port", "N", "TCP port; 0 picks a free one (printed on stderr)", false, "8080"})
@@ -31,7 +34,16 @@ ArgParser serve_parser() {
       .flag({"api-key", "KEY", "require 'Authorization: Bearer KEY' on /v1/* and /metrics", false, "$DLOOP_API_KEY"})
       .flag({"db", "PATH", "state database of the runs API", false, "$DLOOP_DB or ./dloop.db"})
       .flag({"workspace", "DIR", "root of file tools and processes of runs", false, "the current directory"})
-      .flag({"workflows-dir", "DIR", "where relative workflow paths of POST /v1/runs resolve", false, "the current directory"})
+      .flag({"workflows", "DIR", "POST /v1/runs may name workflow files under DIR (nothing outside it)", false,
+             "none: only workflow_yaml"})
+      .flag({"workflows-dir", "DIR", "the old spelling of --workflows", false, "none"})
+      .flag({"allow-origin", "ORIGIN", "accept browser requests from this Origin (e.g. http://localhost:3000)", true,
+             "none"})
+      .flag({"allow-host", "NAME", "accept this Host name besides the bound address and localhost", true, "none"})
+      .flag({"allow-command-tools", "", "run workflows with shell, command or MCP tools over HTTP without --api-key"})
+      .flag({"max-workflow-bytes", "N", "largest workflow (workflow_yaml or file); larger gets 413", false, "262144"})
+      .flag({"max-connections-per-ip", "N", "open connections from one client address; more get 503", false, "64"})
+      .flag({"header-timeout", "SECONDS", "time for a new connection's request head to arrive", false, "10"})
       .flag({"max-concurrent", "N", "chat completions queued or running at once; more get 429", false, "8"})
       .flag({"max-connections", "N", "open connections; more get 503", false, "512"})
       .flag({"max-body-bytes", "N", "largest request body; larger gets 413", false, "1048576"})
@@ -66,12 +78,14 @@ int cmd_serve(const std::vector<std::string>& args) {
     int64_t* out;
   };
   int64_t port = 0, max_conc = 0, max_conn = 0, body = 0, header = 0, read_to = 0, idle_to = 0, grace = 0, threads = 0;
+  int64_t max_wf = 0, per_ip = 0, header_to = 0;
   const IntFlag ints[] = {
       {"port", 8080, 0, 65535, &port},          {"max-concurrent", 8, 1, 4096, &max_conc},
       {"max-connections", 512, 1, 65536, &max_conn}, {"max-body-bytes", 1 << 20, 1024, int64_t{1} << 30, &body},
       {"max-header-bytes", 16 << 10, 1024, 1 << 20, &header}, {"read-timeout", 30, 1, 3600, &read_to},
       {"idle-timeout", 60, 1, 3600, &idle_to},  {"shutdown-grace", 30, 0, 3600, &grace},
-      {"threads", 0, 0, 1024, &threads},
+      {"threads", 0, 0, 1024, &threads},        {"max-workflow-bytes", 256 << 10, 1024, int64_t{1} << 30, &max_wf},
+      {"max-connections-per-ip", 64, 1, 65536, &per_ip}, {"header-timeout", 10, 1, 3600, &header_to},
   };
   for (const auto& f : ints) {
     auto v = a.get_int(f.name, f.fallback, f.min, f.max);
@@ -87,6 +101,12 @@ int cmd_serve(const std::vector<std::string>& args) {
   o.idle_timeout = std::chrono::seconds(idle_to);
   o.shutdown_grace = std::chrono::seconds(grace);
   o.engine_threads = static_cast<int>(threads);
+  o.max_workflow_bytes = static_cast<size_t>(max_wf);
+  o.max_connections_per_ip = static_cast<int>(per_ip);
+  o.header_timeout = std::chrono::seconds(header_to);
+  o.allowed_origins = a.all("allow-origin");
+  o.allowed_hosts = a.all("allow-host");
+  o.allow_command_tools = a.has("allow-command-tools");
   if (auto k = a.get("api-key")) {
     o.api_key = *k;
   } else if (const char* env = std::getenv("DLOOP_API_KEY"); env != nullptr) {
@@ -109,7 +129,11 @@ int cmd_serve(const std::vector<std::string>& args) {
   o.model_id = a.get("model-id").value_or("");
   o.db_path = a.get("db").value_or(memory::default_db_path());
   o.workspace = a.get("workspace").value_or(".");
-  o.workflows_dir = a.get("workflows-dir").value_or(".");
+  if (a.has("workflows") && a.has("workflows-dir")) return usage("give --workflows once (--workflows-dir is its old spelling)");
+  o.workflows_dir = a.get("workflows").value_or(a.get("workflows-dir").value_or(""));
+  if (!o.workflows_dir.empty() && !std::filesystem::is_directory(o.workflows_dir)) {
+    return usage("--workflows " + o.workflows_dir.string() + " is not a directory");
+  }
 
   auto srv = server::Server::start(o);
   if (!srv.ok()) {

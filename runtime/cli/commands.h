@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace dloop::cli {
@@ -11,6 +12,10 @@ namespace dloop::cli {
 constexpr int kExitOk = 0;
 constexpr int kExitFailed = 1;
 constexpr int kExitUsage = 2;
+
+// (NAME, value) of a run's secret `env` values: what runtime::redact keeps out of events, errors
+// and tables the CLI prints (trace.h).
+using Secrets = std::vector<std::pair<std::string, std::string>>;
 
 struct Command {
   const char* name;

@@ -101,28 +101,26 @@ asio::awaitable<base::Status> RunContext::commit(std::vector<memory::NewEvent> e
     for (const auto& e : events) request_.replay->check_event(e);
   }
   auto store = services_.store;
-  auto work = [store, run_id = run_id_, events]() mutable {
+  // With an on_event listener the committed events are read back in the same worker call, so it
+  // sees them exactly as stored (seq, ordinal, ts).
+  using Committed = std::pair<base::Result<int64_t>, std::vector<memory::Event>>;
+  const size_t n = events.size();
+  auto work = [store, run_id = run_id_, events, want = static_cast<bool>(request_.on_event), n]() mutable {
     memory::Batch batch(run_id);
     for (auto& e : events) batch.append(std::move(e));
-    return store->commit(batch);
+    Committed out{store->commit(batch), {}};
+    if (want && out.first.ok()) {
+      auto back = store->events(run_id, *out.first - static_cast<int64_t>(n), static_cast<int>(n));
+      if (back.ok()) out.second = std::move(back).value();
+    }
+    return out;
   };
-  auto op = offload_boxed<base::Result<int64_t>>(services_.db, std::move(work));
+  auto op = offload_boxed<Committed>(services_.db, std::move(work));
   auto box = co_await std::move(op);
-  base::Status st = box.value->status();
+  base::Status st = box.value->first.status();
   maybe_kill_for_test();
   if (st.ok() && request_.on_event) {
-    int64_t seq = **box.value - static_cast<int64_t>(events.size());
-    for (auto& e : events) {
-      memory::Event ev;
-      ev.run_id = run_id_;
-      ev.seq = ++seq;
-      ev.type = e.type;
-      ev.step_path = e.step_path;
-      ev.attempt = e.attempt;
-      ev.turn = e.turn;
-      ev.payload = e.payload;
-      request_.on_event(ev);
-    }
+    for (const auto& ev : box.value->second) request_.on_event(ev);
   }
   co_return st;
 }
@@ -186,6 +184,7 @@ asio::awaitable<base::Status> RunContext::start() {
   }
   auto store = services_.store;
   std::string started_at;
+  std::vector<memory::Event> started_event;
   if (request_.resume_run_id.empty()) {
     memory::NewRun nr;
     nr.workflow = wf.name;
@@ -195,16 +194,25 @@ asio::awaitable<base::Status> RunContext::start() {
     nr.env = env_;
     nr.secret_env = wf.secret_env;
     // The run's creation time is run.started_at, the same value a resume reads from the log.
-    auto work = [store, nr]() -> base::Result<std::pair<std::string, std::string>> {
-      DLOOP_ASSIGN_OR_RETURN(std::string id, store->create_run(nr));
-      DLOOP_ASSIGN_OR_RETURN(memory::Run run, store->get_run(id));
-      return std::make_pair(id, run.created_at);
+    // run_started (seq 1) is written by create_run; it is read back for the on_event listener.
+    struct Created {
+      std::string id, created_at;
+      std::vector<memory::Event> first;
     };
-    auto op = offload_boxed<base::Result<std::pair<std::string, std::string>>>(services_.db, std::move(work));
+    auto work = [store, nr]() -> base::Result<Created> {
+      Created c;
+      DLOOP_ASSIGN_OR_RETURN(c.id, store->create_run(nr));
+      DLOOP_ASSIGN_OR_RETURN(memory::Run run, store->get_run(c.id));
+      c.created_at = run.created_at;
+      DLOOP_ASSIGN_OR_RETURN(c.first, store->events(c.id, 0, 1));
+      return c;
+    };
+    auto op = offload_boxed<base::Result<Created>>(services_.db, std::move(work));
     auto box = co_await std::move(op);
     if (!box.value->ok()) co_return box.value->status();
-    run_id_ = (*box.value)->first;
-    started_at = (*box.value)->second;
+    run_id_ = (*box.value)->id;
+    started_at = (*box.value)->created_at;
+    started_event = std::move((*box.value)->first);
   } else {
     run_id_ = request_.resume_run_id;
     auto work = [store, id = run_id_]() { return store->events(id); };
@@ -227,6 +235,9 @@ asio::awaitable<base::Status> RunContext::start() {
     if (!st.ok()) co_return st;
   }
   if (request_.on_run_id) request_.on_run_id(run_id_);
+  if (request_.on_event) {
+    for (const auto& e : started_event) request_.on_event(e);
+  }
   if (const memory::Event* started = recorded("", 0, et::kRunStarted, 0)) started_at = started->ts;
   if (request_.replay) started_at = request_.replay->started_at();
   run_info_.set("id", request_.replay ? request_.replay->run().id : run_id_);
@@ -300,26 +311,23 @@ asio::awaitable<RunOutcome> RunContext::finish(Outcome o, const Scope& scope) {
   }
   if (request_.replay) request_.replay->check_finish(status, outputs, error);
   auto store = services_.store;
-  auto work = [store, id = run_id_, status, outputs, error]() {
-    return store->finish_run(id, status, status == memory::RunStatus::kCompleted ? outputs : Json(), error);
+  using Finished = std::pair<base::Result<int64_t>, std::vector<memory::Event>>;
+  auto work = [store, id = run_id_, status, outputs, error, want = static_cast<bool>(request_.on_event)]() {
+    Finished out{store->finish_run(id, status, status == memory::RunStatus::kCompleted ? outputs : Json(), error), {}};
+    if (want && out.first.ok()) {
+      auto back = store->events(id, *out.first - 1, 1);  // the terminal event as stored (with ts)
+      if (back.ok()) out.second = std::move(back).value();
+    }
+    return out;
   };
-  auto op = offload_boxed<base::Result<int64_t>>(services_.db, std::move(work));
+  auto op = offload_boxed<Finished>(services_.db, std::move(work));
   auto box = co_await std::move(op);
-  if (!box.value->ok()) {
-    result.status = box.value->status();
+  if (!box.value->first.ok()) {
+    result.status = box.value->first.status();
     co_return result;
   }
   if (request_.on_event) {
-    memory::Event ev;
-    ev.run_id = run_id_;
-    ev.seq = **box.value;
-    ev.type = status == memory::RunStatus::kCompleted ? "run_completed"
-              : status == memory::RunStatus::kFailed  ? "run_failed"
-                                                       : "run_cancelled";
-    ev.payload = Json::object();
-    if (status == memory::RunStatus::kCompleted) ev.payload.set("outputs", outputs);
-    else ev.payload.set("error", error);
-    request_.on_event(ev);
+    for (const auto& ev : box.value->second) request_.on_event(ev);
   }
   if (status == memory::RunStatus::kCompleted) {
     result.outputs = std::move(outputs);

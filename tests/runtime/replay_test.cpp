@@ -9,6 +9,7 @@
 #include <set>
 
 #include "dloop/base/json.h"
+#include "dloop/base/strings.h"
 #include "e2e_util.h"
 
 namespace dloop::test {
@@ -315,10 +316,30 @@ steps:
 outputs: {line: "${{ steps.greet.output.line }}"}
 )");
   const std::string db = (dir / "s.db").string();
-  Outcome run = run_dloop("run " + (dir / "flow.yaml").string() + " --db " + db,
+  Outcome run = run_dloop("run " + (dir / "flow.yaml").string() + " --db " + db + " --json-events",
                           "DLOOP_TEST_TOKEN=hunter2-secret DLOOP_TEST_PLAIN=visible ");
   ASSERT_EQ(run.code, 0) << run.err;
   const std::string id = run_id_from(run.err);
+  // --json-events: every event as stored, from run_started (seq 1) on, each with its ts, redacted.
+  EXPECT_EQ(run.err.find("hunter2-secret"), std::string::npos) << run.err;
+  std::vector<Json> lines;
+  for (const auto& line : base::split(run.err, '\n')) {
+    if (auto j = Json::parse(line); j.ok() && j->is_object()) lines.push_back(*j);
+  }
+  ASSERT_GE(lines.size(), 4u) << run.err;
+  EXPECT_EQ(lines[0].find("type")->as_string(), "run_started");
+  for (size_t i = 0; i < lines.size(); ++i) {
+    EXPECT_EQ(lines[i].find("seq")->as_int(), static_cast<int64_t>(i + 1));
+    EXPECT_FALSE(lines[i].find("ts")->as_string().empty()) << lines[i].dump();
+  }
+  EXPECT_EQ(lines.back().find("type")->as_string(), "run_completed");
+  // `dloop runs show` (table and --json) and `runs list` redact like the exports.
+  for (const std::string& cmd : {"runs show " + id, "runs show " + id + " --json", std::string("runs list --json")}) {
+    Outcome shown = run_dloop(cmd + " --db " + db);
+    ASSERT_EQ(shown.code, 0) << cmd << ": " << shown.err;
+    EXPECT_EQ(shown.out.find("hunter2-secret"), std::string::npos) << cmd << ": " << shown.out;
+  }
+  EXPECT_NE(run_dloop("runs show " + id + " --db " + db).out.find("token=[REDACTED:DLOOP_TEST_TOKEN]"), std::string::npos);
   for (const char* format : {"jsonl", "otlp-json"}) {
     Outcome exp = run_dloop("trace export " + id + " --db " + db + " --format " + format);
     ASSERT_EQ(exp.code, 0) << exp.err;

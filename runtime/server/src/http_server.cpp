@@ -19,6 +19,7 @@
 
 #include "dloop/base/log.h"
 #include "dloop/base/strings.h"
+#include "guards.h"
 #include "server_impl.h"
 
 namespace dloop::server {
@@ -55,6 +56,7 @@ asio::awaitable<int> send_text(Stream& stream, const Request& req, int status, s
   http::response<http::string_body> res{static_cast<http::status>(status), req.version()};
   res.set(http::field::server, "dloop/" DLOOP_VERSION);
   res.set(http::field::content_type, content_type);
+  for (const auto& [k, v] : cors_fields(req)) res.set(k, v);
   res.keep_alive(keep_alive);
   res.body() = std::move(body);
   res.prepare_payload();
@@ -70,6 +72,7 @@ asio::awaitable<int> send_json(Stream& stream, const Request& req, int status, J
   http::response<http::string_body> res{static_cast<http::status>(status), req.version()};
   res.set(http::field::server, "dloop/" DLOOP_VERSION);
   res.set(http::field::content_type, "application/json");
+  for (const auto& [k, v] : cors_fields(req)) res.set(k, v);
   for (const auto& [k, v] : headers) res.set(k, v);
   res.keep_alive(keep_alive);
   res.body() = body.dump();
@@ -94,6 +97,7 @@ asio::awaitable<bool> SseWriter::start() {
   res.set(http::field::server, "dloop/" DLOOP_VERSION);
   res.set(http::field::content_type, "text/event-stream");
   res.set(http::field::cache_control, "no-cache");
+  for (const auto& [k, v] : cors_fields(req_)) res.set(k, v);
   res.chunked(true);
   res.keep_alive(false);
   http::response_serializer<http::empty_body> sr{res};
@@ -151,13 +155,23 @@ ApiError method_not_allowed(const Request& req, const char* allowed) {
                   "", "method_not_allowed"};
 }
 
-bool authorized(const Server::Impl& s, const Request& req) {
-  if (s.opt.api_key.empty()) return true;
-  auto it = req.find(http::field::authorization);
-  if (it == req.end()) return false;
-  std::string_view v = it->value();
-  if (!base::starts_with(v, "Bearer ")) return false;
-  return api_key_matches(v.substr(7), s.opt.api_key);
+asio::awaitable<int> send_preflight(Stream& stream, const Request& req, bool keep_alive) {
+  http::response<http::string_body> res{http::status::no_content, req.version()};
+  res.set(http::field::server, "dloop/" DLOOP_VERSION);
+  for (const auto& [k, v] : cors_fields(req)) res.set(k, v);
+  res.set(http::field::allow, "GET, POST, OPTIONS");
+  if (req.find(http::field::origin) != req.end()) {
+    res.set(http::field::access_control_allow_methods, "GET, POST, OPTIONS");
+    res.set(http::field::access_control_allow_headers, "Authorization, Content-Type, Last-Event-ID");
+    res.set(http::field::access_control_max_age, "600");
+  }
+  res.keep_alive(keep_alive);
+  res.prepare_payload();
+  stream.expires_after(kWriteTimeout);
+  auto op = http::async_write(stream, res, kTuple);
+  auto [ec, n] = co_await std::move(op);
+  (void)n;
+  co_return ec ? -1 : 204;
 }
 
 asio::awaitable<int> dispatch(Server::Impl& s, Stream& stream, const Request& req, bool keep_alive, std::string* route) {
@@ -168,6 +182,19 @@ asio::awaitable<int> dispatch(Server::Impl& s, Stream& stream, const Request& re
     target.resize(q);
   }
   const auto method = req.method();
+  if (method == http::verb::options) {  // a CORS preflight (its Origin, if any, passed the guard)
+    *route = "preflight";
+    auto op_ = send_preflight(stream, req, keep_alive);
+    co_return co_await std::move(op_);
+  }
+  if (method == http::verb::post && !is_json_content_type(req) &&
+      (!req.body().empty() || req.find(http::field::content_type) != req.end())) {
+    // Bodies are JSON only: a cross-site form or text/plain POST (no preflight) never gets in. An
+    // empty body without a Content-Type (POST .../cancel) carries nothing to misread.
+    *route = "unsupported_media_type";
+    auto op_ = send_error(stream, req, unsupported_media_type(req), keep_alive);
+    co_return co_await std::move(op_);
+  }
   if (target == "/healthz") {
     *route = "/healthz";
     if (method != http::verb::get) { auto op_ = send_error(stream, req, method_not_allowed(req, "GET"), keep_alive); co_return co_await std::move(op_); }
@@ -231,17 +258,28 @@ ApiError read_error(const boost::system::error_code& ec) {
 }
 
 asio::awaitable<void> session(Server::Impl& s, tcp::socket socket) {
+  boost::system::error_code peer_ec;
+  const std::string peer = socket.remote_endpoint(peer_ec).address().to_string();
   Stream stream(std::move(socket));
   beast::flat_buffer buffer;
   ++s.connections;
+  const int from_peer = ++s.connections_per_ip[peer];
   struct Guard {
     Server::Impl& s;
-    ~Guard() { --s.connections; }
-  } guard{s};
-  if (s.connections > s.opt.max_connections) {
-    s.metrics.add_rejected("connections");
+    const std::string& peer;
+    ~Guard() {
+      --s.connections;
+      if (--s.connections_per_ip[peer] <= 0) s.connections_per_ip.erase(peer);
+    }
+  } guard{s, peer};
+  if (s.connections > s.opt.max_connections || from_peer > s.opt.max_connections_per_ip) {
+    const bool global = s.connections > s.opt.max_connections;
+    s.metrics.add_rejected(global ? "connections" : "connections_per_ip");
     Request dummy;
-    ApiError e{503, "server_error", "Too many open connections; retry later.", "", "too_many_connections"};
+    ApiError e{503, "server_error",
+               global ? "Too many open connections; retry later."
+                      : "Too many open connections from your address (--max-connections-per-ip); retry later.",
+               "", global ? "too_many_connections" : "too_many_connections_from_client"};
     auto op = send_error(stream, dummy, e, false);
     co_await std::move(op);
     co_return;
@@ -251,11 +289,20 @@ asio::awaitable<void> session(Server::Impl& s, tcp::socket socket) {
     http::request_parser<http::string_body> parser;
     parser.header_limit(static_cast<std::uint32_t>(s.opt.max_header_bytes));
     parser.body_limit(s.opt.max_body_bytes);
-    stream.expires_after(first ? s.opt.read_timeout : s.opt.idle_timeout);
+    // The head of a new connection's first request must arrive soon (slow clients cannot hold
+    // slots for long); a kept-alive connection may idle longer; the body then has read_timeout.
+    stream.expires_after(first ? s.opt.header_timeout : s.opt.idle_timeout);
     first = false;
-    auto op = http::async_read(stream, buffer, parser, kTuple);
+    auto op = http::async_read_header(stream, buffer, parser, kTuple);
     auto [ec, n] = co_await std::move(op);
     (void)n;
+    if (!ec && !parser.is_done()) {
+      stream.expires_after(s.opt.read_timeout);
+      auto body_op = http::async_read(stream, buffer, parser, kTuple);
+      auto [body_ec, body_n] = co_await std::move(body_op);
+      (void)body_n;
+      ec = body_ec;
+    }
     if (ec) {
       const bool quiet = ec == http::error::end_of_stream || ec == asio::error::eof || ec == beast::error::timeout ||
                          ec == asio::error::connection_reset || ec == asio::error::operation_aborted || !parser.got_some();
@@ -276,6 +323,17 @@ asio::awaitable<void> session(Server::Impl& s, tcp::socket socket) {
     const auto t0 = std::chrono::steady_clock::now();
     std::string route = "unknown";
     int status = -1;
+    if (auto refused = check_host_and_origin(s, req)) {
+      // Written against a blank request: no CORS fields for an origin that is not allowed.
+      s.metrics.add_rejected(refused->code.c_str());
+      Request blank;
+      blank.version(req.version());
+      auto w = send_error(stream, blank, *refused, false);
+      status = co_await std::move(w);
+      s.metrics.observe_request("refused", status < 0 ? refused->status : status,
+                                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      break;
+    }
     try {
       auto d = dispatch(s, stream, req, keep_alive, &route);
       status = co_await std::move(d);

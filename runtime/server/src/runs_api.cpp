@@ -4,9 +4,16 @@
 // streams the event log as SSE (from `Last-Event-ID` or `?after=SEQ`), following it until the run
 // ends; POST /v1/runs/{id}/cancel cancels a run this server is executing (it ends `cancelled` and
 // stays resumable). Store calls run on the db thread, never on the loop.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 #include <filesystem>
 #include <fstream>
-#include <sstream>
+#include <set>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
@@ -16,9 +23,11 @@
 
 #include "dloop/base/strings.h"
 #include "dloop/runtime/executor.h"
+#include "dloop/runtime/trace.h"
 #include "dloop/server/chat_request.h"
 #include "dloop/tools/builtins.h"
 #include "dloop/workflows/load.h"
+#include "guards.h"
 #include "offload.h"
 #include "server_impl.h"
 
@@ -42,6 +51,16 @@ Json run_json(const memory::Run& run, bool executing_here) {
   return j;
 }
 
+using Secrets = std::vector<std::pair<std::string, std::string>>;
+
+// The run's secret `env` values as run_started recorded them (trace.h): everything this API sends
+// about a run (its row, steps, events, errors) passes through runtime::redact with them, as trace
+// export does. Call on the db thread.
+Secrets secrets_of(memory::Store& store, const std::string& id) {
+  auto first = store.events(id, 0, 1);
+  return first.ok() ? runtime::run_secrets(*first) : Secrets{};
+}
+
 template <typename T, typename Work>
 asio::awaitable<base::Result<T>> on_db(Server::Impl& s, Work work) {
   auto op = runtime::offload_boxed<base::Result<T>>(s.db.get_executor(), std::move(work));
@@ -49,40 +68,109 @@ asio::awaitable<base::Result<T>> on_db(Server::Impl& s, Work work) {
   co_return std::move(*box.value);
 }
 
+// Where a run's workflow comes from: a path under --workflows, or the file's text.
+struct WorkflowSource {
+  bool by_path = false;
+  std::string value;
+};
+
 struct Loaded {
   std::shared_ptr<const workflows::Workflow> workflow;
   std::string path;  // absolute; inline YAML is saved next to the database so `dloop resume` works
-  std::string text;
+  std::string hash;  // sha256 of the text (the text itself is released once parsed)
 };
 
-std::variant<Loaded, ApiError> load_workflow(const Server::Impl& s, const Json& body) {
-  const Json* path = body.find("workflow");
-  const Json* yaml = body.find("workflow_yaml");
-  if ((path == nullptr) == (yaml == nullptr)) {
-    return bad_request("Give exactly one of 'workflow' (a path) and 'workflow_yaml' (the file's text).", "workflow",
-                       "missing_required_parameter");
+ApiError workflow_too_large(const Server::Impl& s, const char* param) {
+  return ApiError{413, "invalid_request_error",
+                  std::string("The workflow in '") + param + "' is larger than the server's limit of " +
+                      std::to_string(s.opt.max_workflow_bytes) + " bytes (--max-workflow-bytes).",
+                  param, "workflow_too_large"};
+}
+
+// Reads {"workflow": PATH} confined to --workflows: relative, no "..", resolved with realpath
+// (symlinks included) inside the directory, a regular file, checked again through the opened
+// descriptor so a component swapped after the check cannot lead out. Errors name only the path
+// as given, never what lies outside the directory.
+std::variant<std::string, ApiError> read_confined(const Server::Impl& s, const std::string& given, std::string* text) {
+  const char* param = "workflow";
+  if (s.opt.workflows_dir.empty()) {
+    return ApiError{403, "invalid_request_error",
+                    "This server runs no workflow files by path: start it with 'dloop serve --workflows DIR' to "
+                    "allow files under DIR, or send the file's text as 'workflow_yaml'.",
+                    param, "workflow_paths_disabled"};
   }
-  const char* param = path ? "workflow" : "workflow_yaml";
-  const Json* v = path ? path : yaml;
-  if (!v->is_string()) return bad_request(std::string("Invalid type for '") + param + "': expected a string.", param, "invalid_type");
+  const fs::path p(given);
+  bool dotdot = false;
+  for (const auto& part : p) dotdot |= part == "..";
+  if (given.empty() || given.find('\0') != std::string::npos || p.is_absolute() || dotdot) {
+    return bad_request("'workflow' must be a relative path inside the server's --workflows directory, without '..'.",
+                       param, "invalid_workflow_path");
+  }
+  std::error_code ec;
+  const fs::path root = fs::canonical(s.opt.workflows_dir, ec);
+  if (ec) return ApiError{500, "server_error", "The --workflows directory cannot be opened.", "", "io_error"};
+  const fs::path resolved = fs::canonical(root / p, ec);
+  auto inside = [&root](const fs::path& q) {
+    const auto rel = q.lexically_relative(root);
+    return !rel.empty() && *rel.begin() != ".." && rel != ".";
+  };
+  const ApiError not_found = bad_request("Cannot read workflow file '" + given + "' in the --workflows directory.", param,
+                                         "workflow_not_found");
+  if (ec) return not_found;
+  if (!inside(resolved)) {
+    return bad_request("'workflow' must stay inside the server's --workflows directory ('" + given + "' leads out of it).",
+                       param, "invalid_workflow_path");
+  }
+  const int fd = ::open(resolved.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return not_found;
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  const fs::path opened = fs::read_symlink("/proc/self/fd/" + std::to_string(fd), ec);
+  struct stat st {};
+  if (ec || !inside(opened) || ::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    return bad_request("'workflow' must name a regular file inside the server's --workflows directory.", param,
+                       "invalid_workflow_path");
+  }
+  if (static_cast<uint64_t>(st.st_size) > s.opt.max_workflow_bytes) return workflow_too_large(s, param);
+  text->resize(static_cast<size_t>(st.st_size));
+  size_t got = 0;
+  while (got < text->size()) {
+    const ssize_t n = ::read(fd, text->data() + got, text->size() - got);
+    if (n <= 0) break;
+    got += static_cast<size_t>(n);
+  }
+  text->resize(got);
+  return resolved.string();
+}
+
+// Parses and checks the workflow. Runs on the blocking pool, never on the loop: a large YAML text
+// takes a while to parse and its nodes are freed (and the heap trimmed) before this returns.
+std::variant<Loaded, ApiError> load_workflow(const Server::Impl& s, WorkflowSource src) {
+  const char* param = src.by_path ? "workflow" : "workflow_yaml";
   workflows::LoadOptions lo;
   lo.builtin_tools = tools::builtin_names();
   Loaded out;
+  std::string text;
   workflows::LoadResult loaded;
-  if (path) {
-    fs::path p(v->as_string());
-    if (p.is_relative()) p = s.opt.workflows_dir / p;
-    out.path = fs::absolute(p).lexically_normal().string();
-    std::ifstream in(out.path, std::ios::binary);
-    if (!in) return bad_request("Cannot read workflow file '" + out.path + "'.", param, "workflow_not_found");
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    out.text = ss.str();
-    loaded = workflows::parse_workflow(out.text, out.path, lo);
+  if (src.by_path) {
+    auto read = read_confined(s, src.value, &text);
+    if (auto* e = std::get_if<ApiError>(&read)) return *e;
+    out.path = std::get<std::string>(read);
+    loaded = workflows::parse_workflow(text, src.value, lo);
   } else {
-    out.text = v->as_string();
-    loaded = workflows::parse_workflow(out.text, "workflow_yaml", lo);
+    text = std::move(src.value);
+    loaded = workflows::parse_workflow(text, "workflow_yaml", lo);
   }
+  struct Trim {  // large parses leave freed pages in the arenas; give them back to the system
+    size_t bytes;
+    ~Trim() {
+#if defined(__GLIBC__)
+      if (bytes > (64 << 10)) malloc_trim(0);
+#endif
+    }
+  } trim{text.size()};
   if (!loaded.workflow) {
     std::string msg = "Invalid workflow: ";
     for (size_t i = 0; i < loaded.diagnostics.size() && i < 5; ++i) {
@@ -92,17 +180,27 @@ std::variant<Loaded, ApiError> load_workflow(const Server::Impl& s, const Json& 
     if (loaded.diagnostics.size() > 5) msg += "; (" + std::to_string(loaded.diagnostics.size() - 5) + " more)";
     return bad_request(msg, param, "invalid_workflow");
   }
-  if (yaml) {
+  if (auto tool = command_tool_of(*loaded.workflow); tool && s.opt.api_key.empty() && !s.opt.allow_command_tools) {
+    return ApiError{403, "invalid_request_error",
+                    "The workflow offers " + *tool +
+                        ", which runs programs; over HTTP such runs need 'dloop serve --api-key KEY' (clients then "
+                        "send it as a bearer token) or, on a machine where every local program is trusted, "
+                        "'--allow-command-tools'.",
+                    param, "command_tools_need_api_key"};
+  }
+  out.hash = runtime::sha256_hex(text);
+  if (!src.by_path) {
     fs::path dir = fs::absolute(s.opt.db_path).parent_path() / "dloop-inline-workflows";
     std::error_code ec;
     fs::create_directories(dir, ec);
-    const std::string hash = runtime::sha256_hex(out.text);
-    out.path = (dir / (hash.substr(7, 16) + ".yaml")).string();
+    out.path = (dir / (out.hash.substr(7, 16) + ".yaml")).string();
     std::ofstream f(out.path, std::ios::binary | std::ios::trunc);
-    f << out.text;
+    f << text;
     if (!f) return ApiError{500, "server_error", "Cannot save the inline workflow to " + out.path, "", "io_error"};
   }
   out.workflow = std::make_shared<const workflows::Workflow>(std::move(*loaded.workflow));
+  loaded = workflows::LoadResult{};
+  std::string().swap(text);
   return out;
 }
 
@@ -125,7 +223,29 @@ asio::awaitable<int> create_run(Server::Impl& s, Stream& stream, const Request& 
   if (s.stopping) {
     { auto op_ = send_error(stream, req, ApiError{503, "server_error", "The server is shutting down.", "", "shutting_down"}, false); co_return co_await std::move(op_); }
   }
-  auto loaded = load_workflow(s, body);
+  const Json* path = body.find("workflow");
+  const Json* yaml = body.find("workflow_yaml");
+  if ((path == nullptr) == (yaml == nullptr)) {
+    auto op_ = send_error(stream, req, bad_request("Give exactly one of 'workflow' (a path) and 'workflow_yaml' (the file's text).",
+                                                   "workflow", "missing_required_parameter"), keep_alive);
+    co_return co_await std::move(op_);
+  }
+  const char* param = path ? "workflow" : "workflow_yaml";
+  const Json* v = path ? path : yaml;
+  if (!v->is_string()) {
+    auto op_ = send_error(stream, req, bad_request(std::string("Invalid type for '") + param + "': expected a string.", param, "invalid_type"), keep_alive);
+    co_return co_await std::move(op_);
+  }
+  if (yaml && v->as_string().size() > s.opt.max_workflow_bytes) {
+    auto op_ = send_error(stream, req, workflow_too_large(s, param), keep_alive);
+    co_return co_await std::move(op_);
+  }
+  auto parse = runtime::offload_boxed<std::variant<Loaded, ApiError>>(
+      s.blocking.get_executor(), [sp = &s, src = WorkflowSource{path != nullptr, v->as_string()}]() mutable {
+        return load_workflow(*sp, std::move(src));
+      });
+  runtime::Boxed<std::variant<Loaded, ApiError>> loaded_box = co_await std::move(parse);
+  auto& loaded = *loaded_box.value;
   if (auto* e = std::get_if<ApiError>(&loaded)) { auto op_ = send_error(stream, req, *e, keep_alive); co_return co_await std::move(op_); }
   Loaded& wf = std::get<Loaded>(loaded);
   Json given = Json::object();
@@ -141,7 +261,7 @@ asio::awaitable<int> create_run(Server::Impl& s, Stream& stream, const Request& 
   runtime::RunRequest rr;
   rr.workflow = wf.workflow;
   rr.workflow_path = wf.path;
-  rr.workflow_hash = runtime::sha256_hex(wf.text);
+  rr.workflow_hash = wf.hash;
   rr.inputs = std::move(inputs).value();
   rr.workspace = fs::absolute(s.opt.workspace).lexically_normal();
   Metrics* metrics = &s.metrics;
@@ -181,10 +301,13 @@ asio::awaitable<int> create_run(Server::Impl& s, Stream& stream, const Request& 
   }
   if (!started->ended) s.runs.emplace(started->id, slot);
   const std::string id = started->id;
-  auto got = on_db<memory::Run>(s, [store = s.store, id] { return store->get_run(id); });
-  base::Result<memory::Run> run = co_await std::move(got);
+  auto got = on_db<Json>(s, [store = s.store, id, here = s.runs.count(id) > 0]() -> base::Result<Json> {
+    DLOOP_ASSIGN_OR_RETURN(memory::Run run, store->get_run(id));
+    return runtime::redact(run_json(run, here), secrets_of(*store, id));
+  });
+  base::Result<Json> run = co_await std::move(got);
   if (!run.ok()) { auto op_ = send_error(stream, req, ApiError{500, "server_error", run.status().message(), "", "store_error"}, keep_alive); co_return co_await std::move(op_); }
-  { auto op_ = send_json(stream, req, 201, run_json(*run, s.runs.count(id) > 0), keep_alive); co_return co_await std::move(op_); }
+  { auto op_ = send_json(stream, req, 201, *run, keep_alive); co_return co_await std::move(op_); }
 }
 
 int64_t query_int(const std::string& query, const std::string& key, int64_t fallback) {
@@ -202,9 +325,13 @@ int64_t query_int(const std::string& query, const std::string& key, int64_t fall
 
 asio::awaitable<int> stream_events(Server::Impl& s, Stream& stream, const Request& req, std::string id,
                                    std::string query) {
-  auto got = on_db<memory::Run>(s, [store = s.store, id] { return store->get_run(id); });
-  base::Result<memory::Run> first = co_await std::move(got);
-  if (!first.ok()) { auto op_ = send_error(stream, req, run_not_found(id), false); co_return co_await std::move(op_); }
+  auto got = on_db<Secrets>(s, [store = s.store, id]() -> base::Result<Secrets> {
+    DLOOP_ASSIGN_OR_RETURN(memory::Run run, store->get_run(id));
+    (void)run;
+    return secrets_of(*store, id);
+  });
+  base::Result<Secrets> secrets = co_await std::move(got);
+  if (!secrets.ok()) { auto op_ = send_error(stream, req, run_not_found(id), false); co_return co_await std::move(op_); }
   int64_t after = query_int(query, "after", 0);
   if (auto it = req.find("Last-Event-ID"); it != req.end()) {
     try {
@@ -226,7 +353,7 @@ asio::awaitable<int> stream_events(Server::Impl& s, Stream& stream, const Reques
     base::Result<std::vector<memory::Event>> events = co_await std::move(ev);
     if (!events.ok()) break;
     for (const auto& e : *events) {
-      auto op = w.event(memory::to_json(e).dump(), e.type, std::to_string(e.seq));
+      auto op = w.event(runtime::redact(memory::to_json(e), *secrets).dump(), e.type, std::to_string(e.seq));
       if (!co_await std::move(op)) co_return -1;
       after = e.seq;
     }
@@ -263,11 +390,17 @@ asio::awaitable<int> handle_runs(Server::Impl& s, Stream& stream, const Request&
     }
     memory::RunFilter filter;
     filter.limit = std::clamp<int64_t>(query_int(query, "limit", 20), 1, 1000);
-    auto op = on_db<std::vector<memory::Run>>(s, [store = s.store, filter] { return store->list_runs(filter); });
-    base::Result<std::vector<memory::Run>> runs = co_await std::move(op);
-    if (!runs.ok()) { auto op_ = send_error(stream, req, ApiError{500, "server_error", runs.status().message(), "", "store_error"}, keep_alive); co_return co_await std::move(op_); }
-    Json data = Json::array();
-    for (const auto& r : *runs) data.push_back(run_json(r, s.runs.count(r.id) > 0));
+    std::set<std::string> here;
+    for (const auto& [run_id, slot] : s.runs) here.insert(run_id);
+    auto op = on_db<Json>(s, [store = s.store, filter, here]() -> base::Result<Json> {
+      DLOOP_ASSIGN_OR_RETURN(std::vector<memory::Run> runs, store->list_runs(filter));
+      Json data = Json::array();
+      for (const auto& r : runs) data.push_back(runtime::redact(run_json(r, here.count(r.id) > 0), secrets_of(*store, r.id)));
+      return data;
+    });
+    base::Result<Json> listed = co_await std::move(op);
+    if (!listed.ok()) { auto op_ = send_error(stream, req, ApiError{500, "server_error", listed.status().message(), "", "store_error"}, keep_alive); co_return co_await std::move(op_); }
+    Json data = std::move(listed).value();
     { auto op_ = send_json(stream, req, 200, Json::object({{"object", "list"}, {"data", std::move(data)}}), keep_alive); co_return co_await std::move(op_); }
   }
   // rest = "/{id}" or "/{id}/events" or "/{id}/cancel"
@@ -289,7 +422,7 @@ asio::awaitable<int> handle_runs(Server::Impl& s, Stream& stream, const Request&
       Json st = Json::array();
       for (const auto& step : steps) st.push_back(memory::to_json(step));
       j.set("steps", std::move(st));
-      return j;
+      return runtime::redact(j, secrets_of(*store, id));
     });
     base::Result<Json> j = co_await std::move(op);
     if (!j.ok()) {

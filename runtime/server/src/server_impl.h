@@ -54,6 +54,7 @@ struct Server::Impl {
   Metrics metrics;
   bool stopping = false;
   int connections = 0;
+  std::map<std::string, int> connections_per_ip;  // open connections by client address
   int streams = 0;                     // open SSE answers
   uint16_t port = 0;                   // the bound port (the acceptor closes at shutdown)
   std::map<std::string, RunSlot> runs; // runs executing in this process, by id
