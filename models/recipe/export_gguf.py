@@ -61,7 +61,7 @@ def trained_member_order(ckpt_path):
     return (ck.get("state", {}).get("args") or {}).get("member_order", "schema")
 
 
-def add_hparams(w, c, ftype, context_length, string_slot=0, member_order="schema"):
+def add_hparams(w, c, ftype, context_length, string_slot=0, member_order="schema", schema_style=None):
     head_dim = c.dim // c.heads
     w.add_string("general.name", "dloop-default")
     w.add_u32("general.file_type", FILE_TYPE[ftype])
@@ -82,6 +82,8 @@ def add_hparams(w, c, ftype, context_length, string_slot=0, member_order="schema
         # The order the model's tool calls list their arguments in (train.py --member-order); the engine's
         # schema-guided decoder lays calls out the same way (docs/tool-calls.md "Member order").
         w.add_string("dloop.tool_call.member_order", member_order)
+    if schema_style:
+        w.add_string("dloop.tool_call.schema_style", schema_style)
     w.add_bool(ARCH + ".attention.causal", False)
     w.add_u32(ARCH + ".vocab_size", c.vocab)
     w.add_bool("diffusion.shift_logits", False)
@@ -105,10 +107,10 @@ def add_tokenizer(w, tok):
     w.add_string("tokenizer.chat_template", chat_format.CHAT_TEMPLATE)
 
 
-def export(model, tok, path, ftype="F16", context_length=1024, string_slot=0, member_order="schema"):
+def export(model, tok, path, ftype="F16", context_length=1024, string_slot=0, member_order="schema", schema_style=None):
     assert model.c.vocab == len(tok.tokens)
     w = GGUFWriter(path, ARCH)
-    add_hparams(w, model.c, ftype, context_length, string_slot, member_order)
+    add_hparams(w, model.c, ftype, context_length, string_slot, member_order, schema_style)
     add_tokenizer(w, tok)
     for name, arr in tensors_of(model):
         w.add_tensor(name, arr, "F32" if arr.ndim == 1 else ftype)
@@ -193,10 +195,12 @@ def main():
     ap.add_argument("--member-order", choices=["schema", "mention"],
                     help="write dloop.tool_call.member_order (when not schema): the train.py --member-order the "
                          "model was trained with (default: what the checkpoint records, else schema)")
+    ap.add_argument("--schema-style", choices=["compact"],
+                    help="write dloop.tool_call.schema_style (model v2: compact tool lines; default: none, full)")
     a = ap.parse_args()
     model, tok = load_model(a.ckpt), Tokenizer.load(a.tokenizer)
     order = a.member_order or trained_member_order(a.ckpt)
-    export(model, tok, a.out, a.type, a.context_length, a.string_slot, order)
+    export(model, tok, a.out, a.type, a.context_length, a.string_slot, order, a.schema_style)
     if order != "schema":
         print("member order:", order)
     print("wrote %s (%.1f MB)" % (a.out, os.path.getsize(a.out) / 1e6))

@@ -366,6 +366,8 @@ def main():
     ap.add_argument("--work", required=True)
     ap.add_argument("--max-minutes", type=float, default=80)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--ctx", type=int, default=0,
+                    help="model context (Config.max_len; default 0: the model's 1,024); pair with --max-prompt")
     ap.add_argument("--dim", type=int, default=256)
     ap.add_argument("--layers", type=int, default=6)
     ap.add_argument("--heads", type=int, default=4)
@@ -433,6 +435,8 @@ def main():
     user_head = [IM_START_ID] + tok.encode("user\n")
     examples = load_examples(args, tok)
     cfg = Config(vocab=len(tok.tokens), dim=args.dim, layers=args.layers, heads=args.heads, ffn=args.ffn, tie=args.tie)
+    if args.ctx:
+        cfg.max_len = args.ctx
     model = LLaDA(cfg)
     if args.mimetic:
         mimetic_init(model, tuple(args.mimetic[:2]), tuple(args.mimetic[2:]), seed=args.seed)
