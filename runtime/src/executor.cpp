@@ -101,17 +101,19 @@ asio::awaitable<base::Status> RunContext::commit(std::vector<memory::NewEvent> e
     for (const auto& e : events) request_.replay->check_event(e);
   }
   auto store = services_.store;
-  auto work = [store, run_id = run_id_, events]() mutable {
+  auto last_seq = std::make_shared<int64_t>(0);
+  auto work = [store, run_id = run_id_, events, owner = lease_owner_, last_seq]() -> base::Status {
     memory::Batch batch(run_id);
-    for (auto& e : events) batch.append(std::move(e));
-    return store->commit(batch);
+    for (const auto& e : events) batch.append(e);
+    if (!owner.empty()) batch.lease(owner);
+    DLOOP_ASSIGN_OR_RETURN(*last_seq, store->commit(batch));
+    return base::Status();
   };
-  auto op = offload_boxed<base::Result<int64_t>>(services_.db, std::move(work));
-  auto box = co_await std::move(op);
-  base::Status st = box.value->status();
+  auto op = store_call(std::move(work), "appending to run " + run_id_);
+  base::Status st = co_await std::move(op);
   maybe_kill_for_test();
   if (st.ok() && request_.on_event) {
-    int64_t seq = **box.value - static_cast<int64_t>(events.size());
+    int64_t seq = *last_seq - static_cast<int64_t>(events.size());
     for (auto& e : events) {
       memory::Event ev;
       ev.run_id = run_id_;
@@ -194,25 +196,45 @@ asio::awaitable<base::Status> RunContext::start() {
     nr.inputs = request_.inputs;
     nr.env = env_;
     nr.secret_env = wf.secret_env;
-    // The run's creation time is run.started_at, the same value a resume reads from the log.
-    auto work = [store, nr]() -> base::Result<std::pair<std::string, std::string>> {
-      DLOOP_ASSIGN_OR_RETURN(std::string id, store->create_run(nr));
+    // The run's creation time is run.started_at, the same value a resume reads from the log. A
+    // replay's run lives in a private database: it takes no lease.
+    std::optional<memory::LeaseRequest> lease;
+    if (!request_.replay) lease = lease_request();
+    auto created = std::make_shared<std::pair<std::string, std::string>>();
+    auto work = [store, nr, lease, created]() -> base::Status {
+      DLOOP_ASSIGN_OR_RETURN(std::string id, store->create_run(nr, lease));
       DLOOP_ASSIGN_OR_RETURN(memory::Run run, store->get_run(id));
-      return std::make_pair(id, run.created_at);
+      *created = std::make_pair(id, run.created_at);
+      return base::Status();
     };
-    auto op = offload_boxed<base::Result<std::pair<std::string, std::string>>>(services_.db, std::move(work));
-    auto box = co_await std::move(op);
-    if (!box.value->ok()) co_return box.value->status();
-    run_id_ = (*box.value)->first;
-    started_at = (*box.value)->second;
+    auto op = store_call(std::move(work), "creating a run");
+    base::Status st = co_await std::move(op);
+    if (!st.ok()) co_return st;
+    run_id_ = created->first;
+    started_at = created->second;
+    if (lease) lease_owner_ = lease->owner;
+    auto loop = co_await asio::this_coro::executor;
+    start_heartbeat(loop);
   } else {
     run_id_ = request_.resume_run_id;
-    auto work = [store, id = run_id_]() { return store->events(id); };
-    auto op = offload_boxed<base::Result<std::vector<memory::Event>>>(services_.db, std::move(work));
-    auto box = co_await std::move(op);
-    if (!box.value->ok()) co_return box.value->status();
+    // The lease first: the log read below is then the one no other process is extending.
+    if (!request_.replay) {
+      auto take = take_lease();
+      base::Status taken = co_await std::move(take);
+      if (!taken.ok()) co_return taken;
+      auto loop = co_await asio::this_coro::executor;
+      start_heartbeat(loop);
+    }
+    auto log = std::make_shared<std::vector<memory::Event>>();
+    auto work = [store, id = run_id_, log]() -> base::Status {
+      DLOOP_ASSIGN_OR_RETURN(*log, store->events(id));
+      return base::Status();
+    };
+    auto op = store_call(std::move(work), "reading run " + run_id_);
+    base::Status read = co_await std::move(op);
+    if (!read.ok()) co_return read;
     int64_t last = 0;
-    for (auto& e : **box.value) {
+    for (auto& e : *log) {
       last = e.seq;
       recorded_.emplace(Key{e.step_path, e.attempt, e.type, e.ordinal}, std::move(e));
     }
@@ -243,6 +265,7 @@ asio::awaitable<RunOutcome> RunContext::run() {
   result.run_id = run_id_;
   Scope scope;
   if (!st.ok()) {
+    if (stopped()) co_return left_resumable(*stop_);
     if (run_id_.empty()) {
       result.status = st;
       co_return result;
@@ -299,20 +322,26 @@ asio::awaitable<RunOutcome> RunContext::finish(Outcome o, const Scope& scope) {
     }
   }
   if (request_.replay) request_.replay->check_finish(status, outputs, error);
+  if (stopped()) co_return left_resumable(*stop_);
   auto store = services_.store;
-  auto work = [store, id = run_id_, status, outputs, error]() {
-    return store->finish_run(id, status, status == memory::RunStatus::kCompleted ? outputs : Json(), error);
+  auto last_seq = std::make_shared<int64_t>(0);
+  auto work = [store, id = run_id_, status, outputs, error, owner = lease_owner_, last_seq]() -> base::Status {
+    DLOOP_ASSIGN_OR_RETURN(*last_seq, store->finish_run(id, status,
+                                                        status == memory::RunStatus::kCompleted ? outputs : Json(),
+                                                        error, owner));
+    return base::Status();
   };
-  auto op = offload_boxed<base::Result<int64_t>>(services_.db, std::move(work));
-  auto box = co_await std::move(op);
-  if (!box.value->ok()) {
-    result.status = box.value->status();
+  auto op = store_call(std::move(work), "finishing run " + run_id_);
+  base::Status st = co_await std::move(op);
+  if (stopped()) co_return left_resumable(*stop_);
+  if (!st.ok()) {
+    result.status = st;
     co_return result;
   }
   if (request_.on_event) {
     memory::Event ev;
     ev.run_id = run_id_;
-    ev.seq = **box.value;
+    ev.seq = *last_seq;
     ev.type = status == memory::RunStatus::kCompleted ? "run_completed"
               : status == memory::RunStatus::kFailed  ? "run_failed"
                                                        : "run_cancelled";
@@ -536,7 +565,19 @@ asio::awaitable<RunOutcome> execute_run(RunRequest request, RuntimeServices serv
   auto ctx = std::make_shared<RunContext>(std::move(request), std::move(services));
   co_await asio::this_coro::throw_if_cancelled(false);
   auto r = ctx->run();
-  co_return co_await std::move(r);
+  RunOutcome outcome = co_await std::move(r);
+  ctx->stop_heartbeat();
+  if (outcome.left_resumable && !ctx->lease_owner().empty() &&
+      outcome.status.code() == base::Code::kUnavailable) {
+    // The store gave up: hand the lease back if it lets us, so a resume need not wait for expiry.
+    auto store = ctx->services().store;
+    auto op = offload_boxed<base::Status>(ctx->services().db, [store, id = outcome.run_id, owner = ctx->lease_owner()] {
+      return store->release_lease(id, owner);
+    });
+    auto box = co_await std::move(op);
+    (void)box;
+  }
+  co_return outcome;
 }
 
 }  // namespace dloop::runtime
