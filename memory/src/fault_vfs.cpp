@@ -6,6 +6,7 @@
 #include <sqlite3.h>
 
 #include <atomic>
+#include <chrono>
 #include <mutex>
 
 namespace dloop::memory::fault_vfs {
@@ -18,6 +19,12 @@ std::atomic<bool> g_sticky{false};
 std::atomic<int> g_fault{static_cast<int>(Fault::kIoError)};
 std::atomic<int64_t> g_writes{0};
 std::atomic<int64_t> g_failures{0};
+
+std::atomic<int64_t> g_hold_at{0};  // 0: no hold
+std::atomic<int64_t> g_hold_ms{0};
+std::atomic<int64_t> g_hold_until_ms{0};  // steady-clock ms; set by the at-th attempt
+std::atomic<int64_t> g_lock_attempts{0};
+std::atomic<int64_t> g_busy{0};
 
 sqlite3_vfs* g_root = nullptr;
 sqlite3_vfs g_vfs;
@@ -71,7 +78,23 @@ int f_device_characteristics(sqlite3_file* f) {
 int f_shm_map(sqlite3_file* f, int page, int size, int extend, void volatile** out) {
   return real_of(f)->pMethods->xShmMap(real_of(f), page, size, extend, out);
 }
+int64_t steady_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// The WAL write lock is shm lock slot 0, taken exclusive.
+bool held_by_someone_else(int offset, int flags) {
+  if (offset != 0 || flags != (SQLITE_SHM_LOCK | SQLITE_SHM_EXCLUSIVE) || g_hold_at.load() <= 0) return false;
+  const int64_t n = ++g_lock_attempts;
+  if (n == g_hold_at.load()) g_hold_until_ms = steady_ms() + g_hold_ms.load();
+  if (n < g_hold_at.load() || steady_ms() >= g_hold_until_ms.load()) return false;
+  ++g_busy;
+  return true;
+}
+
 int f_shm_lock(sqlite3_file* f, int offset, int n, int flags) {
+  if (held_by_someone_else(offset, flags)) return SQLITE_BUSY;
   return real_of(f)->pMethods->xShmLock(real_of(f), offset, n, flags);
 }
 void f_shm_barrier(sqlite3_file* f) { real_of(f)->pMethods->xShmBarrier(real_of(f)); }
@@ -129,7 +152,20 @@ void arm(int64_t fail_at, Fault fault, bool sticky) {
   g_fail_at = fail_at;
 }
 
-void disarm() { g_fail_at = 0; }
+void disarm() {
+  g_fail_at = 0;
+  g_hold_at = 0;
+}
+
+void hold_write_lock(int64_t at, int64_t hold_ms) {
+  g_lock_attempts = 0;
+  g_busy = 0;
+  g_hold_until_ms = 0;
+  g_hold_ms = hold_ms;
+  g_hold_at = at;
+}
+
+int64_t busy_refusals() { return g_busy.load(); }
 int64_t writes() { return g_writes.load(); }
 int64_t failures() { return g_failures.load(); }
 void reset_count() {

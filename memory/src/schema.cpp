@@ -80,10 +80,27 @@ CREATE TABLE kv (
 );
 )sql";
 
+// Version 3: run leases. One row per run that a process is executing: who (owner id, pid, host),
+// its last heartbeat and when the lease expires (Unix ms). `dloop run`, `resume` and the server
+// take the lease in one transaction before executing, and every commit of theirs checks it, so
+// two processes never execute one run; a crashed owner's lease simply expires.
+constexpr const char* kV3RunLeases = R"sql(
+CREATE TABLE run_leases (
+  run_id       TEXT PRIMARY KEY NOT NULL REFERENCES runs (id),
+  owner        TEXT NOT NULL,
+  pid          INTEGER NOT NULL DEFAULT 0,
+  host         TEXT NOT NULL DEFAULT '',
+  acquired_ms  INTEGER NOT NULL,
+  heartbeat_ms INTEGER NOT NULL,
+  expires_ms   INTEGER NOT NULL
+);
+)sql";
+
 const std::vector<Migration>& migrations() {
   static const std::vector<Migration> list = {
       {1, "event log: runs, events, steps", kV1EventLog},
       {2, "per-workflow kv memory", kV2KvMemory},
+      {3, "run leases", kV3RunLeases},
   };
   return list;
 }

@@ -56,6 +56,13 @@ base::Result<base::Json> parse_stored_json(const std::string& text, std::string_
 // Looks a run up inside the caller's transaction; not_found when absent.
 base::Result<Run> load_run(const Store::Impl& impl, const std::string& run_id);
 
+// Run leases inside the caller's transaction (store_lease.cpp). check_lease: cancelled unless
+// `owner` holds the run's lease. put_lease: writes (or overwrites) the lease for `request`.
+base::Status check_lease(const Store::Impl& impl, const std::string& run_id, const std::string& owner);
+base::Status put_lease(const Store::Impl& impl, const std::string& run_id, const LeaseRequest& request,
+                       int64_t now_ms, bool keep_acquired);
+base::Status delete_lease(const Store::Impl& impl, const std::string& run_id);
+
 // invalid_argument unless the workflow name is non-empty and the key is 1..1024 bytes.
 base::Status validate_kv_key(const std::string& workflow, const std::string& key);
 

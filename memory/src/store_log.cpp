@@ -185,7 +185,7 @@ Status put_kv(Store::Impl& impl, const Batch::KvPut& p, const std::string& ts) {
 
 }  // namespace
 
-Result<std::string> Store::create_run(const NewRun& run) {
+Result<std::string> Store::create_run(const NewRun& run, const std::optional<LeaseRequest>& lease) {
   if (run.workflow.empty()) return base::invalid_argument("create_run: the workflow name is empty");
   if (!run.id.empty() && !valid_run_id(run.id)) {
     return base::invalid_argument("create_run: run id '" + run.id + "' is not [A-Za-z0-9._-]{1,128}");
@@ -225,7 +225,9 @@ Result<std::string> Store::create_run(const NewRun& run) {
       for (const auto& n : run.secret_env) names.push_back(n);
       started.payload.set("secret_env", std::move(names));
     }
-    return insert_event(*impl_, id, 1, started, ts);
+    DLOOP_RETURN_IF_ERROR(insert_event(*impl_, id, 1, started, ts));
+    if (lease) return detail::put_lease(*impl_, id, *lease, ms, false);
+    return Status();
   });
   if (!st.ok()) return st;
   return id;
@@ -239,6 +241,10 @@ Result<int64_t> Store::commit(const Batch& batch) {
   int64_t last_seq = 0;
   Status st = impl_->write_txn("appending to run " + batch.run_id(), [&]() -> Status {
     DLOOP_ASSIGN_OR_RETURN(Run run, detail::load_run(*impl_, batch.run_id()));
+    if (!batch.lease_owner().empty()) {
+      DLOOP_RETURN_IF_ERROR(detail::check_lease(*impl_, run.id, batch.lease_owner()));
+      if (batch.release_lease()) DLOOP_RETURN_IF_ERROR(detail::delete_lease(*impl_, run.id));
+    }
     for (const NewEvent& e : batch.events()) {
       DLOOP_RETURN_IF_ERROR(update_run_state(run, e));
       const int64_t seq = ++run.last_seq;
@@ -261,7 +267,7 @@ Result<int64_t> Store::append(const std::string& run_id, std::vector<NewEvent> e
 }
 
 Result<int64_t> Store::finish_run(const std::string& run_id, RunStatus status, Json outputs,
-                                  const std::string& error) {
+                                  const std::string& error, const std::string& lease_owner) {
   NewEvent e;
   e.payload = Json::object();
   switch (status) {
@@ -279,7 +285,10 @@ Result<int64_t> Store::finish_run(const std::string& run_id, RunStatus status, J
       e.payload.set("reason", error);
       break;
   }
-  return append(run_id, {std::move(e)});
+  Batch batch(run_id);
+  batch.append(std::move(e));
+  if (!lease_owner.empty()) batch.lease(lease_owner, true);
+  return commit(batch);
 }
 
 Status Store::import_run(const Run& run, const std::vector<Event>& events) {

@@ -28,13 +28,18 @@ int cmd_resume(const std::vector<std::string>& args) {
               "Finish an interrupted run (killed, or cancelled with Ctrl-C): the workflow is re-executed\n"
               "against the run's event log; recorded tool results and model outputs are reused, never\n"
               "re-executed. Recorded step failures are reused too, so a failed run fails the same way.\n"
-              "The workflow file must be unchanged since the run started. Exit status as 'dloop run'.");
+              "The workflow file must be unchanged since the run started. A run that another process is\n"
+              "executing (its lease is live, see docs/state.md) is refused with exit status 1, naming the\n"
+              "process and when its lease expires. Exit status otherwise as 'dloop run'.");
   p.flag({"db", "PATH", "state database", false, "$DLOOP_DB or ./dloop.db"})
       .flag({"model", "FILE", "GGUF model for agent steps that still have to run", false, "the workflow's model"})
       .flag({"device", "DEV", "where the model's forward passes run: cpu, or cuda (a CUDA build with a GPU)", false,
              "the workflow's device:, else cpu"})
       .flag({"workspace", "DIR", "root of file tools and tool processes", false, "the current directory"})
-      .flag({"json-events", "", "print each event as one JSON line on stderr as it is committed"});
+      .flag({"json-events", "", "print each event as one JSON line on stderr as it is committed"})
+      .flag({"force", "", "take over an unexpired lease held by a process on another host (say that host is down);\n"
+                          "a lease of a process of this host that is gone is taken without it, and a live\n"
+                          "process on this host is never displaced"});
   auto parsed = p.parse(args, 1, 1);
   if (p.help_requested()) {
     std::fputs(p.usage().c_str(), stdout);
@@ -95,6 +100,7 @@ int cmd_resume(const std::vector<std::string>& args) {
   r.workflow_hash = run->workflow_hash;
   r.inputs = run->inputs;
   r.resume_run_id = run_id;
+  r.force_lease = a.has("force");
   r.workspace = std::filesystem::absolute(a.get("workspace").value_or(".")).lexically_normal();
   r.on_event = event_printer(a.has("json-events"), secrets);
   r.on_run_id = [](const std::string& id) { std::fprintf(stderr, "resuming run %s\n", id.c_str()); };

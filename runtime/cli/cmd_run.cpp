@@ -104,7 +104,14 @@ int report_runs(const runtime::DriverResult& r, const std::string& db_path, cons
   }
   for (const auto& run : r.runs) {
     if (run.status.ok()) continue;
-    if (run.status.code() == base::Code::kCancelled || r.interrupted) {
+    if (run.left_resumable) {
+      // Not a failure of the run: another process holds it, or this one had to stop writing.
+      std::fprintf(stderr, "dloop %s: %s\n", verb, run.status.message().c_str());
+      if (!run.run_id.empty() && run.status.message().find("is being executed by") == std::string::npos) {
+        std::fprintf(stderr, "dloop %s: run %s is still resumable: dloop resume %s --db %s\n", verb,
+                     run.run_id.c_str(), run.run_id.c_str(), db_path.c_str());
+      }
+    } else if (run.status.code() == base::Code::kCancelled || r.interrupted) {
       if (!run.run_id.empty()) {
         std::fprintf(stderr, "dloop %s: run %s interrupted; continue it with: dloop resume %s --db %s\n", verb,
                      run.run_id.c_str(), run.run_id.c_str(), db_path.c_str());

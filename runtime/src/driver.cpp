@@ -49,6 +49,8 @@ DriverResult run_workflows(std::vector<RunRequest> requests, const DriverOptions
   shared->services.store = options.store;
   shared->services.blocking = blocking.get_executor();
   shared->services.db = db.get_executor();
+  shared->services.store_retry = options.store_retry;
+  shared->services.lease_ttl_ms = options.lease_ttl_ms;
   if (options.engine) {
     shared->services.engine = options.engine;
   } else if (!options.model_path.empty()) {

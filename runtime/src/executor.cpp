@@ -103,24 +103,25 @@ asio::awaitable<base::Status> RunContext::commit(std::vector<memory::NewEvent> e
   auto store = services_.store;
   // With an on_event listener the committed events are read back in the same worker call, so it
   // sees them exactly as stored (seq, ordinal, ts).
-  using Committed = std::pair<base::Result<int64_t>, std::vector<memory::Event>>;
+  auto committed = std::make_shared<std::vector<memory::Event>>();
   const size_t n = events.size();
-  auto work = [store, run_id = run_id_, events, want = static_cast<bool>(request_.on_event), n]() mutable {
+  auto work = [store, run_id = run_id_, events, owner = lease_owner_, committed,
+               want = static_cast<bool>(request_.on_event), n]() -> base::Status {
     memory::Batch batch(run_id);
-    for (auto& e : events) batch.append(std::move(e));
-    Committed out{store->commit(batch), {}};
-    if (want && out.first.ok()) {
-      auto back = store->events(run_id, *out.first - static_cast<int64_t>(n), static_cast<int>(n));
-      if (back.ok()) out.second = std::move(back).value();
+    for (const auto& e : events) batch.append(e);
+    if (!owner.empty()) batch.lease(owner);
+    DLOOP_ASSIGN_OR_RETURN(int64_t last_seq, store->commit(batch));
+    if (want) {
+      auto back = store->events(run_id, last_seq - static_cast<int64_t>(n), static_cast<int>(n));
+      if (back.ok()) *committed = std::move(back).value();
     }
-    return out;
+    return base::Status();
   };
-  auto op = offload_boxed<Committed>(services_.db, std::move(work));
-  auto box = co_await std::move(op);
-  base::Status st = box.value->first.status();
+  auto op = store_call(std::move(work), "appending to run " + run_id_);
+  base::Status st = co_await std::move(op);
   maybe_kill_for_test();
   if (st.ok() && request_.on_event) {
-    for (const auto& ev : box.value->second) request_.on_event(ev);
+    for (const auto& ev : *committed) request_.on_event(ev);
   }
   co_return st;
 }
@@ -193,34 +194,52 @@ asio::awaitable<base::Status> RunContext::start() {
     nr.inputs = request_.inputs;
     nr.env = env_;
     nr.secret_env = wf.secret_env;
-    // The run's creation time is run.started_at, the same value a resume reads from the log.
-    // run_started (seq 1) is written by create_run; it is read back for the on_event listener.
+    // The run's creation time is run.started_at, the same value a resume reads from the log. A
+    // replay's run lives in a private database: it takes no lease. run_started (seq 1) is written
+    // by create_run; it is read back for the on_event listener.
+    std::optional<memory::LeaseRequest> lease;
+    if (!request_.replay) lease = lease_request();
     struct Created {
       std::string id, created_at;
       std::vector<memory::Event> first;
     };
-    auto work = [store, nr]() -> base::Result<Created> {
-      Created c;
-      DLOOP_ASSIGN_OR_RETURN(c.id, store->create_run(nr));
-      DLOOP_ASSIGN_OR_RETURN(memory::Run run, store->get_run(c.id));
-      c.created_at = run.created_at;
-      DLOOP_ASSIGN_OR_RETURN(c.first, store->events(c.id, 0, 1));
-      return c;
+    auto created = std::make_shared<Created>();
+    auto work = [store, nr, lease, created]() -> base::Status {
+      DLOOP_ASSIGN_OR_RETURN(created->id, store->create_run(nr, lease));
+      DLOOP_ASSIGN_OR_RETURN(memory::Run run, store->get_run(created->id));
+      created->created_at = run.created_at;
+      DLOOP_ASSIGN_OR_RETURN(created->first, store->events(created->id, 0, 1));
+      return base::Status();
     };
-    auto op = offload_boxed<base::Result<Created>>(services_.db, std::move(work));
-    auto box = co_await std::move(op);
-    if (!box.value->ok()) co_return box.value->status();
-    run_id_ = (*box.value)->id;
-    started_at = (*box.value)->created_at;
-    started_event = std::move((*box.value)->first);
+    auto op = store_call(std::move(work), "creating a run");
+    base::Status st = co_await std::move(op);
+    if (!st.ok()) co_return st;
+    run_id_ = created->id;
+    started_at = created->created_at;
+    started_event = std::move(created->first);
+    if (lease) lease_owner_ = lease->owner;
+    auto loop = co_await asio::this_coro::executor;
+    start_heartbeat(loop);
   } else {
     run_id_ = request_.resume_run_id;
-    auto work = [store, id = run_id_]() { return store->events(id); };
-    auto op = offload_boxed<base::Result<std::vector<memory::Event>>>(services_.db, std::move(work));
-    auto box = co_await std::move(op);
-    if (!box.value->ok()) co_return box.value->status();
+    // The lease first: the log read below is then the one no other process is extending.
+    if (!request_.replay) {
+      auto take = take_lease();
+      base::Status taken = co_await std::move(take);
+      if (!taken.ok()) co_return taken;
+      auto loop = co_await asio::this_coro::executor;
+      start_heartbeat(loop);
+    }
+    auto log = std::make_shared<std::vector<memory::Event>>();
+    auto work = [store, id = run_id_, log]() -> base::Status {
+      DLOOP_ASSIGN_OR_RETURN(*log, store->events(id));
+      return base::Status();
+    };
+    auto op = store_call(std::move(work), "reading run " + run_id_);
+    base::Status read = co_await std::move(op);
+    if (!read.ok()) co_return read;
     int64_t last = 0;
-    for (auto& e : **box.value) {
+    for (auto& e : *log) {
       last = e.seq;
       recorded_.emplace(Key{e.step_path, e.attempt, e.type, e.ordinal}, std::move(e));
     }
@@ -254,6 +273,7 @@ asio::awaitable<RunOutcome> RunContext::run() {
   result.run_id = run_id_;
   Scope scope;
   if (!st.ok()) {
+    if (stopped()) co_return left_resumable(*stop_);
     if (run_id_.empty()) {
       result.status = st;
       co_return result;
@@ -310,24 +330,29 @@ asio::awaitable<RunOutcome> RunContext::finish(Outcome o, const Scope& scope) {
     }
   }
   if (request_.replay) request_.replay->check_finish(status, outputs, error);
+  if (stopped()) co_return left_resumable(*stop_);
   auto store = services_.store;
-  using Finished = std::pair<base::Result<int64_t>, std::vector<memory::Event>>;
-  auto work = [store, id = run_id_, status, outputs, error, want = static_cast<bool>(request_.on_event)]() {
-    Finished out{store->finish_run(id, status, status == memory::RunStatus::kCompleted ? outputs : Json(), error), {}};
-    if (want && out.first.ok()) {
-      auto back = store->events(id, *out.first - 1, 1);  // the terminal event as stored (with ts)
-      if (back.ok()) out.second = std::move(back).value();
+  auto finished = std::make_shared<std::vector<memory::Event>>();
+  auto work = [store, id = run_id_, status, outputs, error, owner = lease_owner_, finished,
+               want = static_cast<bool>(request_.on_event)]() -> base::Status {
+    DLOOP_ASSIGN_OR_RETURN(int64_t last_seq, store->finish_run(id, status,
+                                                               status == memory::RunStatus::kCompleted ? outputs : Json(),
+                                                               error, owner));
+    if (want) {
+      auto back = store->events(id, last_seq - 1, 1);  // the terminal event as stored (with ts)
+      if (back.ok()) *finished = std::move(back).value();
     }
-    return out;
+    return base::Status();
   };
-  auto op = offload_boxed<Finished>(services_.db, std::move(work));
-  auto box = co_await std::move(op);
-  if (!box.value->first.ok()) {
-    result.status = box.value->first.status();
+  auto op = store_call(std::move(work), "finishing run " + run_id_);
+  base::Status st = co_await std::move(op);
+  if (stopped()) co_return left_resumable(*stop_);
+  if (!st.ok()) {
+    result.status = st;
     co_return result;
   }
   if (request_.on_event) {
-    for (const auto& ev : box.value->second) request_.on_event(ev);
+    for (const auto& ev : *finished) request_.on_event(ev);
   }
   if (status == memory::RunStatus::kCompleted) {
     result.outputs = std::move(outputs);
@@ -544,7 +569,19 @@ asio::awaitable<RunOutcome> execute_run(RunRequest request, RuntimeServices serv
   auto ctx = std::make_shared<RunContext>(std::move(request), std::move(services));
   co_await asio::this_coro::throw_if_cancelled(false);
   auto r = ctx->run();
-  co_return co_await std::move(r);
+  RunOutcome outcome = co_await std::move(r);
+  ctx->stop_heartbeat();
+  if (outcome.left_resumable && !ctx->lease_owner().empty() &&
+      outcome.status.code() == base::Code::kUnavailable) {
+    // The store gave up: hand the lease back if it lets us, so a resume need not wait for expiry.
+    auto store = ctx->services().store;
+    auto op = offload_boxed<base::Status>(ctx->services().db, [store, id = outcome.run_id, owner = ctx->lease_owner()] {
+      return store->release_lease(id, owner);
+    });
+    auto box = co_await std::move(op);
+    (void)box;
+  }
+  co_return outcome;
 }
 
 }  // namespace dloop::runtime

@@ -5,7 +5,9 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -96,8 +98,17 @@ class RunContext {
                                         Deadline deadline);
   asio::awaitable<Outcome> run_branch(const workflows::Step* step, Scope scope, std::string prefix, Deadline deadline);
 
-  // Commits events (one transaction). Errors are the Store's.
+  // Commits events (one transaction) under the run's lease, retrying a busy store (store_call).
+  // Errors are the Store's; once the run stopped writing (stopped()) every commit fails at once.
   asio::awaitable<base::Status> commit(std::vector<memory::NewEvent> events);
+  // Runs `work` on the db worker; while it returns unavailable (SQLITE_BUSY/LOCKED after
+  // busy_timeout) it is retried with backoff for services_.store_retry.budget_ms. Giving up, or a
+  // lost lease (cancelled), stops the run's writes: the run ends left resumable (run_lease.cpp).
+  asio::awaitable<base::Status> store_call(std::function<base::Status()> work, std::string what);
+  // Set once this process must not write to the run any more (lease lost, store gave up).
+  bool stopped() const { return !stop_->ok(); }
+  struct Heartbeat;  // run_lease.cpp (public so that its coroutine can name it)
+  void stop_heartbeat();  // when the run ended (execute_run)
   // The recorded event (resume only), or nullptr.
   const memory::Event* recorded(const std::string& path, int64_t attempt, std::string_view type,
                                 int64_t ordinal) const;
@@ -113,18 +124,28 @@ class RunContext {
   workflows::EvalContext eval_context(const Scope& scope) const;
   // What a tool invoked by this run gets: blocking pool, deadline, workspace, the workflow as scope.
   tools::ToolContext tool_context(Deadline deadline) const;
-  bool cancelled() const { return services_.cancelled->load() || (request_.replay && request_.replay->stopped()); }
+  bool cancelled() const {
+    return services_.cancelled->load() || stopped() || (request_.replay && request_.replay->stopped());
+  }
   bool strict_replay() const { return request_.replay && request_.replay->strict(); }
   const RunRequest& request() const { return request_; }
   const RuntimeServices& services() const { return services_; }
   const tools::Registry& registry() const { return registry_; }
   const std::string& run_id() const { return run_id_; }
+  const std::string& lease_owner() const { return lease_owner_; }
 
  private:
   asio::awaitable<base::Status> start();
   asio::awaitable<base::Status> build_registry();  // starts the workflow's MCP servers too
   asio::awaitable<void> stop_mcp_servers();        // then records their stderr (mcp_log events)
   asio::awaitable<RunOutcome> finish(Outcome outcome, const Scope& scope);
+  // Run leases (run_lease.cpp): the LeaseRequest for this process, taking the lease of a resumed
+  // run (refusal: a Status naming the holder and its expiry), and the heartbeat that renews it on
+  // the loop until stop_heartbeat().
+  memory::LeaseRequest lease_request() const;
+  asio::awaitable<base::Status> take_lease();
+  void start_heartbeat(asio::any_io_executor loop);
+  RunOutcome left_resumable(base::Status why) const;
 
   RunRequest request_;
   RuntimeServices services_;
@@ -135,6 +156,10 @@ class RunContext {
   Json env_ = Json::object();
   using Key = std::tuple<std::string, int64_t, std::string, int64_t>;
   std::map<Key, memory::Event> recorded_;
+  std::string lease_owner_;  // "" until the lease is taken (and for replays, which take none)
+  // Why this process stopped writing to the run (ok: it did not). Shared with the heartbeat.
+  std::shared_ptr<base::Status> stop_ = std::make_shared<base::Status>();
+  std::shared_ptr<Heartbeat> heartbeat_;
 };
 
 // The model_call payload's `output`: {type: call, name, arguments} or {type: answer, text}.

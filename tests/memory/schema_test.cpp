@@ -53,12 +53,12 @@ TEST(Schema, FileDatabaseUsesWalAndRecordsVersions) {
     Raw raw(db.path());
     EXPECT_EQ(raw.text("PRAGMA journal_mode"), "wal");
     EXPECT_EQ(raw.text("PRAGMA application_id"), "1684828016");
-    EXPECT_EQ(raw.text("SELECT group_concat(version) FROM schema_version"), "1,2");
+    EXPECT_EQ(raw.text("SELECT group_concat(version) FROM schema_version"), "1,2,3");
   }
   // Reopening applies nothing twice.
   auto again = open_or_die(db.path());
   Raw raw(db.path());
-  EXPECT_EQ(raw.text("SELECT count(*) FROM schema_version"), "2");
+  EXPECT_EQ(raw.text("SELECT count(*) FROM schema_version"), "3");
   EXPECT_EQ(again->schema_version(), Store::latest_schema_version());
 }
 

@@ -1,6 +1,11 @@
 // file_read / file_write / file_list: happy paths and every way out of the workspace (absolute
 // paths, `..`, symbolic links to directories and files outside, dangling links) is refused.
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <thread>
+#include <vector>
 
 #include "test_util.h"
 
@@ -186,6 +191,43 @@ TEST_F(FileTools, ListCapAndConfigErrors) {
             "file_read: unknown `with:` key 'max_byte' (did you mean 'max_bytes'?); allowed: root, max_bytes");
   EXPECT_EQ(config_error("file_write", R"({"overwrite": "yes"})"), "file_write: with.overwrite must be true or false");
   EXPECT_EQ(config_error("file_list", R"({"root": ""})"), "file_list: with.root must be a non-empty string");
+}
+
+// Issue 42: a hard link to a file outside the workspace was written through; now a file with more
+// than one link is refused for writes (and left untouched).
+TEST_F(FileTools, WritesToAFileWithOtherHardLinksAreRefused) {
+  ASSERT_EQ(::link((outside.path() / "secret.txt").c_str(), (ws.path() / "linked.txt").c_str()), 0);
+  auto write = builtin("file_write");
+  EXPECT_TOOL_ERROR(h.call(write, R"({"path": "linked.txt", "content": "pwned"})"), ToolErrorKind::kDenied,
+                    "hard links");
+  EXPECT_TOOL_ERROR(h.call(write, R"({"path": "linked.txt", "content": "pwned", "append": true})"),
+                    ToolErrorKind::kDenied, "hard links");
+  EXPECT_EQ(outside.read("secret.txt"), "top secret");
+}
+
+// Issue 42: appends racing to create one file (a parallel loop) all succeed; none fails with
+// "File exists" and every line lands.
+TEST_F(FileTools, ParallelAppendsCreateTheFileTogether) {
+  constexpr int kThreads = 8;
+  constexpr int kRounds = 20;
+  std::atomic<int> failures{0};
+  for (int round = 0; round < kRounds; ++round) {
+    const std::string file = "race/" + std::to_string(round) + ".log";
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&, t] {
+        Harness mine;
+        mine.set_workspace(ws.path());
+        auto append = builtin("file_write");
+        ToolResult r = mine.call(append, R"({"path": ")" + file + R"(", "content": "line )" + std::to_string(t) +
+                                             R"(\n", "append": true})");
+        if (!r.ok()) ++failures;
+      });
+    }
+    for (auto& th : threads) th.join();
+    EXPECT_EQ(ws.read(file).size(), static_cast<size_t>(kThreads) * 7) << file;
+  }
+  EXPECT_EQ(failures.load(), 0);
 }
 
 }  // namespace

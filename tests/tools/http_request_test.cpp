@@ -133,6 +133,35 @@ TEST_F(HttpRequest, HostAllowlist) {
   EXPECT_EQ(server.hits, 1);  // refused requests never left the process
 }
 
+// Issue 42: a NUL byte cut the host short for the resolver ("127.0.0.1") after the allowlist had
+// matched the whole string ("*.allowed.test"); and a listed name may not resolve to an internal
+// address unless that is allowed explicitly.
+TEST_F(HttpRequest, HostIsCheckedAsTheResolverSeesItAndResolvedAddressesToo) {
+  const std::string port = std::to_string(server.port());
+  auto wildcard = builtin("http_request", R"({"allow_hosts": ["*.allowed.test"]})");
+  EXPECT_TOOL_ERROR(h.call(wildcard, R"({"url": "http://127.0.0.1\u0000.allowed.test:)" + port + R"(/hello"})"),
+                    ToolErrorKind::kInvalidArguments, "host contains a character");
+  EXPECT_TOOL_ERROR(h.call(wildcard, R"({"url": "http://127.0.0.1\t.allowed.test:)" + port + R"(/hello"})"),
+                    ToolErrorKind::kInvalidArguments, "host contains a character");
+  EXPECT_TOOL_ERROR(h.call(wildcard, R"({"url": "http://127.0.0.1%00.allowed.test:)" + port + R"(/hello"})"),
+                    ToolErrorKind::kInvalidArguments, "host contains a character");
+  // A listed name that resolves to loopback is refused before connecting ...
+  auto by_name = builtin("http_request", R"({"allow_hosts": ["localhost"]})");
+  EXPECT_TOOL_ERROR(h.call(by_name, R"({"url": "http://localhost:)" + port + R"(/hello"})"), ToolErrorKind::kDenied,
+                    "a loopback, private or link-local address");
+  EXPECT_EQ(server.hits, 0);
+  // ... unless allowed explicitly: with.allow_private, or the IP literal in allow_hosts (the fixture).
+  auto private_ok = builtin("http_request", R"({"allow_hosts": ["localhost"], "allow_private": true})");
+  ToolResult r = h.call(private_ok, R"({"url": "http://localhost:)" + port + R"(/hello"})");
+  if (r.ok()) {
+    EXPECT_EQ(server.hits, 1);
+  } else {
+    // localhost resolved to ::1 only on this machine, where the test server does not listen.
+    EXPECT_EQ(r.error().kind, ToolErrorKind::kFailed) << r.error().message;
+  }
+  EXPECT_TRUE(h.call(allowed(), args("/hello")).ok());
+}
+
 TEST_F(HttpRequest, UrlRefusals) {
   auto tool = allowed();
   EXPECT_TOOL_ERROR(h.call(tool, R"({"url": "https://127.0.0.1/"})"), ToolErrorKind::kDenied,
@@ -186,7 +215,7 @@ TEST(HttpRequestConfig, Errors) {
             "http_request: bad entry in allow_hosts: 'a.com:http'");
   EXPECT_EQ(config_error("http_request", R"({"allow_hosts": ["a.com"], "follow_redirects": true})"),
             "http_request: unknown `with:` key 'follow_redirects'; allowed: allow_hosts, timeout, max_response_bytes, "
-            "methods, headers");
+            "methods, headers, allow_private");
 }
 
 }  // namespace

@@ -39,7 +39,11 @@ ToolResult read_file(const Config& cfg, const ToolContext& ctx, const std::strin
   auto target = resolve_existing(root.path, path);
   if (target.error) return ToolResult::failure(target.error->kind, target.error->message);
   // O_NONBLOCK: opening a FIFO must not hang; regular files ignore it.
-  int fd = ::open(target.path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  // Opened beneath the root, not at the path checked above: a link swapped in since cannot lead out.
+  int fd = open_beneath(root.path, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0 && (errno == EXDEV || errno == ELOOP)) {
+    return fail(ToolErrorKind::kDenied, "'" + path + "' resolves outside the workspace (through a symbolic link)");
+  }
   if (fd < 0) return fail(ToolErrorKind::kFailed, "cannot open '" + path + "': " + strerror(errno));
   struct stat st;
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {

@@ -1,8 +1,9 @@
 // file_write: writes (or appends to) a text file inside the workspace. The path is confined by
-// workspace_path.h; new files are created with O_CREAT|O_EXCL|O_NOFOLLOW, existing ones opened
-// with O_NOFOLLOW after their real path is checked. Blocking IO runs on the tool pool.
+// workspace_path.h and opened beneath the root (open_beneath); new files are created with
+// O_CREAT|O_EXCL, a file with more than one hard link is refused. Blocking IO runs on the tool pool.
 // `with:` root, max_bytes (default 1 MiB), create_dirs (default true), overwrite (default true).
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -35,10 +36,39 @@ ToolResult write_file(const Config& cfg, const ToolContext& ctx, const std::stri
   if (target.exists && !cfg.overwrite) {
     return fail(ToolErrorKind::kDenied, "'" + path + "' already exists and this tool does not overwrite files");
   }
-  int flags = O_WRONLY | O_NOFOLLOW | O_CLOEXEC;
-  flags |= target.exists ? (append ? O_APPEND : O_TRUNC) : (O_CREAT | O_EXCL);
-  int fd = ::open(target.path.c_str(), flags, 0644);
+  // Opened beneath the root (a link swapped in since the checks cannot lead out), created or opened
+  // in one step (two appends racing to create the file both succeed), and truncated only after the
+  // open file proved to be a regular file with no other hard link (a link to a file outside the
+  // workspace would otherwise be written through).
+  bool created = false;
+  int fd = -1;
+  if (!target.exists) {
+    fd = open_beneath(root.path, path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | (append ? O_APPEND : 0), 0644);
+    created = fd >= 0;
+    if (fd < 0 && errno == EEXIST && !cfg.overwrite && !append) {
+      return fail(ToolErrorKind::kDenied, "'" + path + "' already exists and this tool does not overwrite files");
+    }
+  }
+  if (fd < 0 && (target.exists || errno == EEXIST)) fd = open_beneath(root.path, path, O_WRONLY | O_NONBLOCK | (append ? O_APPEND : 0));
+  if (fd < 0 && (errno == EXDEV || errno == ELOOP)) {
+    return fail(ToolErrorKind::kDenied, "'" + path + "' resolves outside the workspace (through a symbolic link)");
+  }
   if (fd < 0) return fail(ToolErrorKind::kFailed, "cannot open '" + path + "' for writing: " + strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return fail(ToolErrorKind::kDenied, "'" + path + "' is not a regular file");
+  }
+  if (st.st_nlink > 1) {
+    ::close(fd);
+    return fail(ToolErrorKind::kDenied, "'" + path + "' has " + std::to_string(st.st_nlink) +
+                                            " hard links; this tool does not write a file that is also linked elsewhere");
+  }
+  if (!created && !append && ::ftruncate(fd, 0) != 0) {
+    int err = errno;
+    ::close(fd);
+    return fail(ToolErrorKind::kFailed, "truncating '" + path + "': " + strerror(err));
+  }
   size_t done = 0;
   while (done < content.size()) {
     ssize_t n = ::write(fd, content.data() + done, content.size() - done);
@@ -54,7 +84,7 @@ ToolResult write_file(const Config& cfg, const ToolContext& ctx, const std::stri
   Json out = Json::object();
   out.set("path", path);
   out.set("bytes_written", Json(static_cast<int64_t>(done)));
-  out.set("created", !target.exists);
+  out.set("created", created);
   return ToolResult::success(std::move(out));
 }
 

@@ -4,7 +4,14 @@
 // not followed (a redirect could leave the allowlist). A new connection per call ("Connection:
 // close"). `with:` allow_hosts (required: "host", "host:port" or "*.domain"), timeout (default
 // 10s), max_response_bytes (body cap, default 1 MiB), methods (default all), headers (added to
-// every request, e.g. an API key the model never sees).
+// every request, e.g. an API key the model never sees), allow_private (default false).
+//
+// The URL is parsed once and the host checked is byte for byte the one the resolver gets: a host
+// with a control character (a NUL that would cut the name short), space or any character a host
+// name or IP literal cannot hold is refused. The resolved addresses are checked too, and the
+// connection goes only to addresses that passed: loopback, private, link-local, unspecified and
+// multicast addresses are refused unless allow_hosts lists that IP literal itself or
+// allow_private is true (so a public name cannot be pointed at an internal service).
 #include <algorithm>
 #include <cctype>
 
@@ -41,6 +48,7 @@ struct Config {
   int64_t max_response = 0;
   std::vector<std::string> methods;
   std::vector<std::pair<std::string, std::string>> headers;
+  bool allow_private = false;
 };
 
 struct Url {
@@ -114,6 +122,16 @@ std::optional<Url> parse_url(std::string_view s, std::string& why, bool& is_http
     return std::nullopt;
   }
   url.host = lower(url.host);
+  const bool ipv6 = url.host.find(':') != std::string::npos;
+  for (char c : url.host) {
+    const bool ok = std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_' ||
+                    (ipv6 && (c == ':' || c == '%'));
+    if (!ok) {
+      why = "the URL's host contains a character no host name has (control characters, spaces and "
+            "punctuation are refused)";
+      return std::nullopt;
+    }
+  }
   rest = rest.substr(0, rest.find('#'));
   url.target = rest.empty() ? "/" : rest[0] == '?' ? "/" + std::string(rest) : std::string(rest);
   for (char c : url.target) {
@@ -134,6 +152,34 @@ bool host_allowed(const Config& cfg, const Url& url) {
         url.host[url.host.size() - a.host.size() - 1] == '.') {
       return true;
     }
+  }
+  return false;
+}
+
+// Loopback, private (RFC 1918, CGNAT, unique local), link-local, unspecified or multicast.
+bool internal_address(const asio::ip::address& a) {
+  if (a.is_loopback() || a.is_unspecified() || a.is_multicast()) return true;
+  if (a.is_v6()) {
+    const auto v6 = a.to_v6();
+    if (v6.is_v4_mapped()) return internal_address(asio::ip::make_address_v4(asio::ip::v4_mapped, v6));
+    const auto b = v6.to_bytes();
+    return v6.is_link_local() || v6.is_site_local() || (b[0] & 0xfe) == 0xfc;
+  }
+  const uint32_t v = a.to_v4().to_uint();
+  auto in = [v](uint32_t net, int bits) { return (v >> (32 - bits)) == (net >> (32 - bits)); };
+  return in(0x00000000, 8) || in(0x0A000000, 8) || in(0x7F000000, 8) || in(0xAC100000, 12) ||
+         in(0xC0A80000, 16) || in(0xA9FE0000, 16) || in(0x64400000, 10);
+}
+
+// An internal address may be used when the config allows it, or when allow_hosts lists this very
+// IP literal (with no port, or the URL's port).
+bool address_allowed(const Config& cfg, const asio::ip::address& a, int port) {
+  if (cfg.allow_private || !internal_address(a)) return true;
+  for (const auto& entry : cfg.allow) {
+    if (entry.wildcard || (entry.port != 0 && entry.port != port)) continue;
+    boost::system::error_code ec;
+    auto literal = asio::ip::make_address(entry.host, ec);
+    if (!ec && literal == a) return true;
   }
   return false;
 }
@@ -216,10 +262,21 @@ class HttpRequest final : public Tool {
     auto [rec, endpoints] = co_await resolver->async_resolve(url.host, port, kUse);
     resolve_timer.cancel();
     if (rec) co_return transport_error("resolving " + url.host, rec, timed_out());
+    std::vector<tcp::endpoint> allowed;
+    std::string refused;
+    for (const auto& entry : endpoints) {
+      if (address_allowed(cfg_, entry.endpoint().address(), url.port)) allowed.push_back(entry.endpoint());
+      else if (refused.empty()) refused = entry.endpoint().address().to_string();
+    }
+    if (allowed.empty()) {
+      co_return fail(ToolErrorKind::kDenied, "host '" + url.host + "' resolves to " + refused +
+                                                 ", a loopback, private or link-local address; list that address "
+                                                 "in allow_hosts or set with.allow_private: true to allow it");
+    }
 
     beast::tcp_stream stream(ex);
     stream.expires_at(deadline);
-    auto [cec, ep] = co_await stream.async_connect(endpoints, kUse);
+    auto [cec, ep] = co_await stream.async_connect(allowed, kUse);
     if (cec) co_return transport_error("connecting to " + url.host, cec, timed_out());
     auto [wec, wn] = co_await http::async_write(stream, req, kUse);
     if (wec) co_return transport_error("sending the request", wec, timed_out());
@@ -275,7 +332,7 @@ class HttpRequest final : public Tool {
 base::Result<std::shared_ptr<Tool>> make_http_request(const BuiltinSpec& spec, const BuiltinEnv&) {
   const std::string name = name_of(spec);
   DLOOP_ASSIGN_OR_RETURN(auto with, WithConfig::open(name, spec.with, {"allow_hosts", "timeout", "max_response_bytes",
-                                                                       "methods", "headers"}));
+                                                                       "methods", "headers", "allow_private"}));
   Config cfg;
   DLOOP_ASSIGN_OR_RETURN(cfg.allow_text, with.get_string_list("allow_hosts"));
   if (cfg.allow_text.empty()) {
@@ -302,6 +359,7 @@ base::Result<std::shared_ptr<Tool>> make_http_request(const BuiltinSpec& spec, c
     if (http::string_to_verb(m) == http::verb::unknown) return base::invalid_argument(name + ": unknown method '" + m + "'");
   }
   DLOOP_ASSIGN_OR_RETURN(cfg.headers, with.get_string_map("headers"));
+  DLOOP_ASSIGN_OR_RETURN(cfg.allow_private, with.get_bool("allow_private", false));
   for (const auto& [k, v] : cfg.headers) {
     if (!valid_header(k, v)) return base::invalid_argument(name + ": bad header '" + k + "' in with.headers");
   }

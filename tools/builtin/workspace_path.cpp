@@ -1,10 +1,14 @@
 // Workspace path confinement. See workspace_path.h.
 #include "builtin/workspace_path.h"
 
+#include <fcntl.h>
 #include <limits.h>
+#include <linux/openat2.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <cerrno>
 
@@ -130,6 +134,49 @@ ResolvedPath resolve_for_write(const std::string& root_real, const std::string& 
     r.exists = true;
   }
   return r;
+}
+
+namespace {
+
+// The fallback: every directory component opened with O_NOFOLLOW from the one before, the last
+// with the caller's flags plus O_NOFOLLOW. No link is followed, so none can lead out.
+int open_walking(int root_fd, const std::string& arg, int flags, unsigned mode) {
+  std::vector<std::string> parts;
+  for (auto& p : base::split(arg, '/')) {
+    if (!p.empty() && p != ".") parts.push_back(std::move(p));
+  }
+  if (parts.empty()) return ::openat(root_fd, ".", flags, mode);
+  int dir = ::dup(root_fd);
+  for (size_t i = 0; i + 1 < parts.size() && dir >= 0; ++i) {
+    int next = ::openat(dir, parts[i].c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int err = errno;
+    ::close(dir);
+    errno = err;
+    dir = next;
+  }
+  if (dir < 0) return -1;
+  int fd = ::openat(dir, parts.back().c_str(), flags | O_NOFOLLOW, mode);
+  int err = errno;
+  ::close(dir);
+  errno = err;
+  return fd;
+}
+
+}  // namespace
+
+int open_beneath(const std::string& root_real, const std::string& arg, int flags, unsigned mode) {
+  int root_fd = ::open(root_real.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (root_fd < 0) return -1;
+  struct open_how how {};
+  how.flags = static_cast<uint64_t>(flags | O_CLOEXEC);
+  how.mode = (flags & O_CREAT) != 0 ? mode : 0;
+  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+  int fd = static_cast<int>(::syscall(SYS_openat2, root_fd, arg.c_str(), &how, sizeof how));
+  if (fd < 0 && (errno == ENOSYS || errno == EPERM)) fd = open_walking(root_fd, arg, flags | O_CLOEXEC, mode);
+  int err = errno;
+  ::close(root_fd);
+  errno = err;
+  return fd;
 }
 
 }  // namespace dloop::tools::builtin

@@ -1,9 +1,11 @@
 // Private: confinement of model-supplied paths to a workspace root, shared by file_read,
 // file_write and file_list. A path argument must be relative and free of `..`; every existing
 // component is resolved with realpath() and must stay under the root's real path, so a symbolic
-// link that points out of the workspace is refused. Final opens use O_NOFOLLOW. The remaining gap
-// is a race (a link swapped in between the check and the open by another process); the model
-// cannot create links through these tools. Blocking (file system calls): run on the tool pool.
+// link that points out of the workspace is refused (with a message that says so). The checks alone
+// would race with another process swapping a link in between check and open, so the open itself is
+// confined too: open_beneath() resolves the path with openat2(RESOLVE_BENEATH) from a directory fd
+// of the root, or, on a kernel without openat2, walks the components with openat(O_NOFOLLOW) (then
+// no link is followed at all). Blocking (file system calls): run on the tool pool.
 #pragma once
 
 #include <optional>
@@ -29,5 +31,11 @@ ResolvedPath resolve_existing(const std::string& root_real, const std::string& a
 // A file to create or replace: its directory must resolve inside the root (missing directories
 // are created when create_dirs); an existing final component that is a link must point inside.
 ResolvedPath resolve_for_write(const std::string& root_real, const std::string& arg, bool create_dirs);
+
+// Opens `arg` (already checked by the functions above) beneath `root_real` with `flags` (and
+// `mode` for O_CREAT); the kernel refuses every step out of the root, whatever links the path
+// meets at the time of the open. Returns the fd, or -1 with errno (EXDEV or ELOOP: a link led out
+// of the workspace, or a link was met on a kernel without openat2).
+int open_beneath(const std::string& root_real, const std::string& arg, int flags, unsigned mode = 0);
 
 }  // namespace dloop::tools::builtin

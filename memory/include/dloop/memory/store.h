@@ -50,10 +50,48 @@ struct StoreOptions {
   std::function<int64_t()> clock_ms;
 };
 
+// A run lease (docs/state.md "Run leases"): the process executing a run. `owner` is unique per
+// process and run; pid and host say who it is to a person; times are Unix ms.
+struct Lease {
+  std::string run_id;
+  std::string owner;
+  int64_t pid = 0;
+  std::string host;
+  int64_t acquired_ms = 0;
+  int64_t heartbeat_ms = 0;
+  int64_t expires_ms = 0;
+};
+
+struct LeaseRequest {
+  std::string owner;  // required
+  int64_t pid = 0;
+  std::string host;
+  int64_t ttl_ms = 30000;  // the lease expires this long after each heartbeat
+  // Non-empty: take over an unexpired lease too, but only while it is still held by exactly this
+  // owner (the caller established that owner is dead, e.g. its pid is gone on this host).
+  std::string replace_owner;
+};
+
+// What acquire_lease found: acquired (then `lease` is ours), or held by someone else (then
+// `lease` is the holder's, unexpired).
+struct LeaseAttempt {
+  bool acquired = false;
+  Lease lease;
+};
+
 // A turn: events for one run plus KV writes, committed atomically by Store::commit.
 class Batch {
  public:
   explicit Batch(std::string run_id) : run_id_(std::move(run_id)) {}
+  // Fencing: commit only while `owner` holds the run's lease (cancelled otherwise, nothing
+  // written). With `release`, the lease is deleted in the same transaction (the run's last write).
+  Batch& lease(std::string owner, bool release = false) {
+    lease_owner_ = std::move(owner);
+    release_lease_ = release;
+    return *this;
+  }
+  const std::string& lease_owner() const { return lease_owner_; }
+  bool release_lease() const { return release_lease_; }
   Batch& append(NewEvent event) {
     events_.push_back(std::move(event));
     return *this;
@@ -77,6 +115,8 @@ class Batch {
   std::string run_id_;
   std::vector<NewEvent> events_;
   std::vector<KvPut> kv_puts_;
+  std::string lease_owner_;
+  bool release_lease_ = false;
 };
 
 // Where a recorded call sits in a run: the ordinal-th event of `type` in attempt `attempt` of the
@@ -113,7 +153,8 @@ class Store {
 
   // Creates a run (status running) and appends its run_started event (seq 1) in one transaction.
   // Returns the run id. Errors: invalid_argument (empty workflow, bad or duplicate explicit id).
-  base::Result<std::string> create_run(const NewRun& run);
+  // With `lease`, the new run's lease is taken in the same transaction.
+  base::Result<std::string> create_run(const NewRun& run, const std::optional<LeaseRequest>& lease = std::nullopt);
 
   // Commits a Batch in one transaction: assigns each event the next seq (gap-free) and its
   // ordinal, updates the run's and steps' derived rows, applies the KV writes. Returns the seq
@@ -124,9 +165,22 @@ class Store {
   // Shorthand for a Batch holding just these events.
   base::Result<int64_t> append(const std::string& run_id, std::vector<NewEvent> events);
   // Appends run_completed (outputs), run_failed (error) or run_cancelled (error as the reason)
-  // and sets the run's status. invalid_argument for kRunning or an already finished run.
+  // and sets the run's status. invalid_argument for kRunning or an already finished run. With a
+  // non-empty `lease_owner`, only while that owner holds the lease, which is released with it.
   base::Result<int64_t> finish_run(const std::string& run_id, RunStatus status, base::Json outputs,
-                                   const std::string& error);
+                                   const std::string& error, const std::string& lease_owner = "");
+
+  // Run leases, each call one transaction. acquire_lease takes the run's lease when nobody holds
+  // it, its holder's lease expired, `request.owner` already holds it, or `replace_owner` still
+  // holds it; otherwise it reports the holder. not_found for an unknown run, invalid_argument
+  // for a finished one. renew_lease moves the expiry to now + ttl_ms: cancelled when the lease
+  // is no longer `owner`'s (another process took it after it expired). release_lease deletes it
+  // if `owner` holds it (no error otherwise). get_lease: nullopt when nobody ever took one.
+  base::Result<LeaseAttempt> acquire_lease(const std::string& run_id, const LeaseRequest& request);
+  base::Status renew_lease(const std::string& run_id, const std::string& owner, int64_t ttl_ms);
+  base::Status release_lease(const std::string& run_id, const std::string& owner);
+  base::Result<std::optional<Lease>> get_lease(const std::string& run_id) const;
+  int64_t now_ms() const;  // the store's clock (StoreOptions::clock_ms), Unix ms
 
   // Writes a run recorded elsewhere (`dloop trace import`): the runs row from `run` (id, workflow,
   // path, hash, inputs) and `events` exactly as given (seq, type, step, attempt, turn, timestamps,

@@ -23,6 +23,8 @@ struct DriverOptions {
   std::shared_ptr<EngineBridge> engine;  // used instead of model_path when set (tests)
   int parallel = 1;        // runs at once
   int blocking_threads = 4;
+  StoreRetry store_retry;        // see executor.h
+  int64_t lease_ttl_ms = 30000;  // see executor.h
 };
 
 struct DriverResult {

@@ -40,12 +40,29 @@ struct RunRequest {
   // Set: re-execute against this record (replay.h) as a new run in the store; the `run` values
   // expressions see (id, started_at) and `env` are the recorded ones.
   std::shared_ptr<ReplayLog> replay;
+  // Resume only. A resume always takes a lease that is free, expired, or held by a process of this
+  // host (and PID namespace) that no longer exists (a SIGKILLed dloop). force_lease also takes
+  // over an unexpired lease held from another host (its owner says that host is down). A live
+  // holder on this host is never displaced.
+  bool force_lease = false;
 };
 
 struct RunOutcome {
   std::string run_id;     // empty when the run could not even be created
   base::Status status;    // ok, or the failure (cancelled when interrupted)
   base::Json outputs;     // the workflow's outputs when status is ok
+  // The run was left `running` and resumable, without a terminal event: another process holds
+  // its lease (status says who, and until when), this process lost the lease, or the store stayed
+  // busy past the retry budget. status is not ok then.
+  bool left_resumable = false;
+};
+
+// How long a busy or locked store (unavailable) is retried before the run gives up and is left
+// resumable, and the backoff between tries (each try also waits SQLite's busy_timeout).
+struct StoreRetry {
+  int64_t budget_ms = 60000;
+  int64_t first_delay_ms = 50;
+  int64_t max_delay_ms = 2000;
 };
 
 // Shared by every run in the process: the store, the engine bridge (may be null: a workflow with
@@ -56,6 +73,8 @@ struct RuntimeServices {
   boost::asio::any_io_executor blocking;  // a thread pool's executor (tools' blocking work)
   boost::asio::any_io_executor db;        // a single-thread pool's executor for Store calls
   std::shared_ptr<std::atomic<bool>> cancelled = std::make_shared<std::atomic<bool>>(false);
+  StoreRetry store_retry;
+  int64_t lease_ttl_ms = 30000;  // a run's lease; renewed every third of it (docs/state.md)
 };
 
 // Runs (or resumes) one run to completion. Never throws; the RunOutcome says how it ended and the
